@@ -1,0 +1,1 @@
+//! The `#[tune]` attribute of gputune (issue #3).

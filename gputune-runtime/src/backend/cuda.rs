@@ -1,0 +1,1106 @@
+//! The CUDA backend: CUDA events around the user's launches, nvbench's cold-sample protocol.
+//!
+//! cudarc loads `libcuda` and `libnvrtc` at run time, so this module builds and unit-tests on
+//! machines without CUDA; [`CudaBackend::open`] is where a missing driver turns into
+//! [`Error::NoDevice`] instead of cudarc's panic.
+//!
+//! The two helper kernels (the spin kernel that holds the stream and the timestamp kernel that
+//! reads the SM clock) are hand-written PTX, so measuring needs neither NVRTC nor a toolkit:
+//! the driver JITs them for whatever GPU it finds.
+
+use std::cell::Cell;
+use std::ffi::{c_char, CStr, CString};
+use std::mem::offset_of;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Once};
+use std::time::Instant;
+
+use cudarc::driver::{
+    result as driver, sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice,
+    CudaStream, DevicePtr, DriverError, LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys, Ptx};
+
+use super::{Backend, ColdSample, Launches};
+use crate::device::{BackendKind, DeviceInfo};
+use crate::error::{Error, Result};
+use crate::launch::Launch;
+
+/// How long the spin kernel holds the stream before it gives up, in seconds (nvbench's value).
+pub const DEFAULT_BLOCKING_TIMEOUT: f64 = 30.0;
+
+/// The driver API version the cudarc bindings were generated for (`cuda-13000`); an older
+/// driver lacks versioned entry points such as `cuEventElapsedTime_v2`, and cudarc panics on
+/// the first call to a missing symbol.
+const MIN_DRIVER_VERSION: i32 = 13000;
+
+/// Entry point of the spin kernel in [`KERNELS_PTX`].
+const SPIN_KERNEL: &str = "gputune_spin";
+/// Entry point of the timestamp kernel in [`KERNELS_PTX`].
+const TIMESTAMP_KERNEL: &str = "gputune_timestamp";
+
+/// The helper kernels, in PTX so that no compiler is needed to measure.
+///
+/// `gputune_spin(flag, marker, timeout_ns)`: one thread polls `flag` (host-mapped) with
+/// volatile loads until it is non-zero; if `%globaltimer` says `timeout_ns` passed first, it
+/// writes 2 to `marker` and exits, so a sample whose launches never arrive cannot hang the
+/// device.
+///
+/// `gputune_timestamp(out, slot)`: launched with one block per SM; the block that lands on
+/// SM 0 writes `%globaltimer` and `%clock64` to `out[2 * slot]` and `out[2 * slot + 1]`.
+/// `%clock64` is a per-SM counter, so both reads of a sample must come from the same SM
+/// (nvbench does the same).
+///
+/// `sm_52` and PTX 7.0 keep the text loadable on every GPU a CUDA 13 driver supports.
+const KERNELS_PTX: &str = r#"
+.version 7.0
+.target sm_52
+.address_size 64
+
+.visible .entry gputune_spin(
+	.param .u64 gputune_spin_flag,
+	.param .u64 gputune_spin_marker,
+	.param .u64 gputune_spin_timeout_ns
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<3>;
+	.reg .b64 	%rd<8>;
+
+	ld.param.u64 	%rd1, [gputune_spin_flag];
+	ld.param.u64 	%rd2, [gputune_spin_marker];
+	ld.param.u64 	%rd3, [gputune_spin_timeout_ns];
+	cvta.to.global.u64 	%rd4, %rd1;
+	cvta.to.global.u64 	%rd5, %rd2;
+	mov.u64 	%rd6, %globaltimer;
+$L_spin_poll:
+	ld.volatile.global.u32 	%r1, [%rd4];
+	setp.ne.s32 	%p1, %r1, 0;
+	@%p1 bra 	$L_spin_done;
+	mov.u64 	%rd7, %globaltimer;
+	sub.s64 	%rd7, %rd7, %rd6;
+	setp.lt.u64 	%p2, %rd7, %rd3;
+	@%p2 bra 	$L_spin_poll;
+	mov.u32 	%r2, 2;
+	st.volatile.global.u32 	[%rd5], %r2;
+	membar.sys;
+$L_spin_done:
+	ret;
+}
+
+.visible .entry gputune_timestamp(
+	.param .u64 gputune_timestamp_out,
+	.param .u32 gputune_timestamp_slot
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<3>;
+	.reg .b64 	%rd<7>;
+
+	mov.u32 	%r1, %smid;
+	setp.ne.s32 	%p1, %r1, 0;
+	@%p1 bra 	$L_timestamp_done;
+	ld.param.u64 	%rd1, [gputune_timestamp_out];
+	ld.param.u32 	%r2, [gputune_timestamp_slot];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mul.wide.u32 	%rd3, %r2, 16;
+	add.s64 	%rd4, %rd2, %rd3;
+	mov.u64 	%rd5, %globaltimer;
+	mov.u64 	%rd6, %clock64;
+	st.volatile.global.u64 	[%rd4], %rd5;
+	st.volatile.global.u64 	[%rd4+8], %rd6;
+$L_timestamp_done:
+	ret;
+}
+"#;
+
+/// What a bench uses to allocate buffers, copy data and load its kernels on the measured
+/// device.
+///
+/// Launch timed work on [`Launch::stream`](crate::Launch::stream) inside `exec`; `stream` here
+/// is that same stream, for setup and verification outside the timed region.
+#[derive(Debug, Clone)]
+pub struct CudaHandles {
+    /// The primary context of the measured device.
+    pub context: Arc<CudaContext>,
+    /// The stream the measurement records its events on; work on another stream is not timed.
+    pub stream: Arc<CudaStream>,
+}
+
+impl CudaHandles {
+    /// Compiles CUDA C++ with NVRTC for this device and loads the module.
+    ///
+    /// Each `(NAME, VALUE)` in `defines` becomes `-DNAME=VALUE`, which is how tuned parameters
+    /// reach the kernel. The code is compiled to SASS for the device's own architecture
+    /// (`sm_XY`); if this NVRTC does not know that architecture, to PTX (`compute_XY`, then the
+    /// newest architecture it knows below the device's) for the driver to JIT. Kernels need
+    /// `extern "C"` to be found by name. The NVRTC log is part of the error.
+    pub fn compile(&self, source: &str, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
+        let (major, minor) = self.context.compute_capability().map_err(device_error(
+            "reading the compute capability before compiling a kernel",
+        ))?;
+        let image = compile_for(source, defines, major * 10 + minor)?;
+        self.context
+            .load_module(image)
+            .map_err(device_error("loading the compiled kernel module"))
+    }
+}
+
+/// Times CUDA launches with events, following nvbench's cold and hot protocols.
+pub struct CudaBackend {
+    info: DeviceInfo,
+    handles: CudaHandles,
+    start: CudaEvent,
+    stop: CudaEvent,
+    spin: CudaFunction,
+    timestamp: CudaFunction,
+    /// Written in full before every cold sample to evict the user's data from L2; `None`
+    /// when the L2 size is unknown.
+    flush: Option<FlushBuffer>,
+    mapped: MappedWords,
+    /// Blocks of the timestamp kernel: one per SM, so that one of them lands on SM 0.
+    timestamp_blocks: u32,
+    blocking_timeout: f64,
+}
+
+impl std::fmt::Debug for CudaBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaBackend")
+            .field("device", &self.info.name)
+            .field("ordinal", &self.info.id)
+            .field("blocking_timeout", &self.blocking_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+struct FlushBuffer {
+    /// Owns the allocation that `ptr` points into.
+    _buffer: CudaSlice<u8>,
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+impl CudaBackend {
+    /// Opens CUDA device `ordinal` (as the driver numbers them, after `CUDA_VISIBLE_DEVICES`).
+    ///
+    /// A machine without a driver, without a GPU, with a driver older than CUDA 13.0, or
+    /// without device `ordinal` gets [`Error::NoDevice`] with a message saying which; it never
+    /// panics.
+    pub fn open(ordinal: u32) -> Result<CudaBackend> {
+        // SAFETY: only tries to dlopen the candidate library names; nothing is called.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(Error::NoDevice(
+                "the NVIDIA driver library (libcuda.so.1) could not be loaded: this machine has \
+                 no NVIDIA driver, or its library directory is not on the loader path \
+                 (LD_LIBRARY_PATH)"
+                    .into(),
+            ));
+        }
+        // cudarc panics when a driver entry point is missing; turn that into an error too.
+        match quietly(|| Self::open_with_driver(ordinal)) {
+            Ok(result) => result,
+            Err(panic) => Err(Error::NoDevice(format!(
+                "the NVIDIA driver library could not be used to open CUDA device {ordinal}: \
+                 {panic}"
+            ))),
+        }
+    }
+
+    fn open_with_driver(ordinal: u32) -> Result<CudaBackend> {
+        let version = driver_version().map_err(|e| {
+            Error::NoDevice(format!("cannot query the NVIDIA driver version: {}", describe(e)))
+        })?;
+        if version < MIN_DRIVER_VERSION {
+            return Err(Error::NoDevice(format!(
+                "the NVIDIA driver supports CUDA {}.{}, but gputune's CUDA backend needs a \
+                 driver for CUDA 13.0 or newer (R580+)",
+                version / 1000,
+                version % 1000 / 10
+            )));
+        }
+        driver::init().map_err(|e| {
+            Error::NoDevice(format!("the CUDA driver failed to initialise: {}", describe(e)))
+        })?;
+        let count = driver::device::get_count().map_err(|e| {
+            Error::NoDevice(format!("cannot count CUDA devices: {}", describe(e)))
+        })?;
+        if i64::from(ordinal) >= i64::from(count) {
+            let visible = std::env::var("CUDA_VISIBLE_DEVICES")
+                .map(|v| format!(" (CUDA_VISIBLE_DEVICES={v})"))
+                .unwrap_or_default();
+            return Err(Error::NoDevice(format!(
+                "CUDA device {ordinal} was requested, but {count} CUDA device(s) are \
+                 visible{visible}"
+            )));
+        }
+        let context = CudaContext::new(ordinal as usize).map_err(|e| {
+            Error::NoDevice(format!(
+                "cannot create a context on CUDA device {ordinal}: {}",
+                describe(e)
+            ))
+        })?;
+        let info = device_info(ordinal, &RawAttributes::read(&context));
+        Self::with_context(info, context)
+    }
+
+    /// Everything past identification: the device exists, so failures are device errors.
+    fn with_context(info: DeviceInfo, context: Arc<CudaContext>) -> Result<CudaBackend> {
+        let stream = context
+            .new_stream()
+            .map_err(device_error("creating the measurement stream"))?;
+        let timing_event = || {
+            context
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(device_error("creating a timing event"))
+        };
+        let (start, stop) = (timing_event()?, timing_event()?);
+        let module = context
+            .load_module(Ptx::from_src(KERNELS_PTX))
+            .map_err(device_error("loading the measurement kernels (PTX JIT)"))?;
+        let spin = module
+            .load_function(SPIN_KERNEL)
+            .map_err(device_error("finding the spin kernel"))?;
+        let timestamp = module
+            .load_function(TIMESTAMP_KERNEL)
+            .map_err(device_error("finding the timestamp kernel"))?;
+        let flush = match info.cache_size.and_then(|b| usize::try_from(b).ok()) {
+            Some(bytes) if bytes > 0 => {
+                let buffer = stream
+                    .alloc_zeros::<u8>(bytes)
+                    .map_err(device_error("allocating the L2 flush buffer"))?;
+                // The raw pointer skips cudarc's per-use event bookkeeping in every sample.
+                let ptr = {
+                    let (ptr, _record) = buffer.device_ptr(&stream);
+                    ptr
+                };
+                Some(FlushBuffer {
+                    ptr,
+                    bytes,
+                    _buffer: buffer,
+                })
+            }
+            _ => None,
+        };
+        let mapped = MappedWords::new(&context)
+            .map_err(device_error("allocating host-mapped memory for the spin kernel"))?;
+        Ok(CudaBackend {
+            timestamp_blocks: info.sm_count.unwrap_or(1).max(1),
+            info,
+            handles: CudaHandles { context, stream },
+            start,
+            stop,
+            spin,
+            timestamp,
+            flush,
+            mapped,
+            blocking_timeout: DEFAULT_BLOCKING_TIMEOUT,
+        })
+    }
+
+    /// Sets how long the spin kernel holds the stream before it releases itself, in seconds.
+    ///
+    /// Raise it when one sample enqueues launches for longer than that (the sample then fails
+    /// with [`Error::BlockingKernelTimeout`]). Non-finite or non-positive values are ignored.
+    pub fn set_blocking_timeout(&mut self, seconds: f64) {
+        if seconds.is_finite() && seconds > 0.0 {
+            self.blocking_timeout = seconds;
+        }
+    }
+
+    /// The spin kernel's limit in seconds.
+    pub fn blocking_timeout(&self) -> f64 {
+        self.blocking_timeout
+    }
+
+    /// The part of a cold sample during which the spin kernel holds the stream. The caller
+    /// releases the flag and synchronises whatever this returns.
+    fn held(&self, launches: &mut Launches<'_>) -> Result<()> {
+        let stream = &self.handles.stream;
+        let flag = self.mapped.device_ptr(offset_of!(Shared, flag));
+        let marker = self.mapped.device_ptr(offset_of!(Shared, timeout_marker));
+        let timeout_ns = timeout_ns(self.blocking_timeout);
+        let one = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match the PTX signature (u64, u64, u64); both pointers are
+        // device views of `self.mapped`, which outlives every sample.
+        unsafe {
+            stream
+                .launch_builder(&self.spin)
+                .arg(&flag)
+                .arg(&marker)
+                .arg(&timeout_ns)
+                .launch(one)
+        }
+        .map_err(device_error("launching the spin kernel"))?;
+        self.launch_timestamp(0)?;
+        self.start
+            .record(stream)
+            .map_err(device_error("recording the start event"))?;
+        launches(&mut Launch {
+            stream: Some(stream),
+        })
+        .map_err(Error::Launch)?;
+        self.stop
+            .record(stream)
+            .map_err(device_error("recording the stop event"))?;
+        self.launch_timestamp(1)
+    }
+
+    fn launch_timestamp(&self, slot: u32) -> Result<()> {
+        let out = self.mapped.device_ptr(offset_of!(Shared, timestamps));
+        let config = LaunchConfig {
+            grid_dim: (self.timestamp_blocks, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match the PTX signature (u64, u32); `out` is the device view
+        // of four u64 in `self.mapped` and `slot` is 0 or 1.
+        unsafe {
+            self.handles
+                .stream
+                .launch_builder(&self.timestamp)
+                .arg(&out)
+                .arg(&slot)
+                .launch(config)
+        }
+        .map_err(device_error("launching the timestamp kernel"))?;
+        Ok(())
+    }
+}
+
+impl Backend for CudaBackend {
+    fn device(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn cold_sample(&mut self, launches: &mut Launches<'_>) -> Result<ColdSample> {
+        let stream = &self.handles.stream;
+        self.handles
+            .context
+            .bind_to_thread()
+            .map_err(device_error("binding the CUDA context"))?;
+        if let Some(flush) = &self.flush {
+            // SAFETY: `ptr` and `bytes` describe the live allocation owned by `flush`.
+            unsafe { driver::memset_d8_async(flush.ptr, 0, flush.bytes, stream.cu_stream()) }
+                .map_err(device_error("flushing L2"))?;
+        }
+        stream
+            .synchronize()
+            .map_err(device_error("synchronising before a sample"))?;
+
+        let cpu_start = Instant::now();
+        let shared = self.mapped.shared();
+        for t in &shared.timestamps {
+            t.store(0, Ordering::Relaxed);
+        }
+        shared.timeout_marker.store(0, Ordering::Relaxed);
+        shared.flag.store(0, Ordering::SeqCst);
+        let held = {
+            // Releases the spin kernel even if the user's closure panics.
+            let _release = Release(&shared.flag);
+            self.held(launches)
+        };
+        // Even after an error the stream is drained, so the next sample starts clean.
+        let synced = stream
+            .synchronize()
+            .map_err(device_error("synchronising after a sample"));
+        let cpu_time = cpu_start.elapsed().as_secs_f64();
+        held?;
+        synced?;
+
+        if shared.timeout_marker.load(Ordering::SeqCst) != 0 {
+            return Err(Error::BlockingKernelTimeout {
+                seconds: self.blocking_timeout,
+            });
+        }
+        let gpu_ms = self
+            .start
+            .elapsed_ms(&self.stop)
+            .map_err(device_error("reading the event times"))?;
+        let timestamps = shared.timestamps.each_ref().map(|t| t.load(Ordering::SeqCst));
+        Ok(ColdSample {
+            gpu_time: f64::from(gpu_ms) / 1e3,
+            cpu_time,
+            sm_clock_rate: sm_clock_rate(timestamps),
+        })
+    }
+
+    fn hot_batch(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64> {
+        let stream = &self.handles.stream;
+        self.start
+            .record(stream)
+            .map_err(device_error("recording the start event"))?;
+        let mut launch = Launch {
+            stream: Some(stream),
+        };
+        let mut user = Ok(());
+        for _ in 0..count {
+            if let Err(e) = launches(&mut launch) {
+                user = Err(Error::Launch(e));
+                break;
+            }
+        }
+        let stopped = self
+            .stop
+            .record(stream)
+            .map_err(device_error("recording the stop event"));
+        let synced = stream
+            .synchronize()
+            .map_err(device_error("synchronising after a batch"));
+        user?;
+        stopped?;
+        synced?;
+        let ms = self
+            .start
+            .elapsed_ms(&self.stop)
+            .map_err(device_error("reading the event times"))?;
+        Ok(f64::from(ms) / 1e3)
+    }
+
+    fn cuda(&self) -> Option<&CudaHandles> {
+        Some(&self.handles)
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        // The spin kernel reads the mapped flag: make sure none is running before the memory
+        // goes (after a normal sample none is; this covers an unwinding one).
+        self.mapped.shared().flag.store(1, Ordering::SeqCst);
+        let _ = self.handles.stream.synchronize();
+        self.mapped.free();
+    }
+}
+
+/// Releases the spin kernel when dropped.
+struct Release<'a>(&'a AtomicU32);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.0.store(1, Ordering::SeqCst);
+    }
+}
+
+/// Layout of the host-mapped words the helper kernels share with the host.
+#[repr(C)]
+struct Shared {
+    /// 0 holds the spin kernel, non-zero releases it.
+    flag: AtomicU32,
+    /// Non-zero when the spin kernel released itself by timeout.
+    timeout_marker: AtomicU32,
+    /// globaltimer ns and clock64 before the start event, then after the stop event.
+    timestamps: [AtomicU64; 4],
+}
+
+/// Pinned host memory mapped into the device's address space.
+///
+/// The host writes the flag while the spin kernel runs, which no stream-ordered copy could
+/// do; the kernels' results land here directly, so no copy back is needed.
+struct MappedWords {
+    host: *mut Shared,
+    device: sys::CUdeviceptr,
+    context: Arc<CudaContext>,
+}
+
+// SAFETY: the pinned allocation belongs to the process, not to a thread, and the host only
+// touches it through atomics.
+unsafe impl Send for MappedWords {}
+// SAFETY: as above.
+unsafe impl Sync for MappedWords {}
+
+impl MappedWords {
+    fn new(context: &Arc<CudaContext>) -> std::result::Result<Self, DriverError> {
+        context.bind_to_thread()?;
+        let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
+        // SAFETY: a plain allocation; it is initialised below before any use.
+        let host = unsafe { driver::malloc_host(std::mem::size_of::<Shared>(), flags) }?
+            .cast::<Shared>();
+        // SAFETY: `host` is a fresh, page-aligned allocation of the right size.
+        unsafe {
+            host.write(Shared {
+                flag: AtomicU32::new(1),
+                timeout_marker: AtomicU32::new(0),
+                timestamps: Default::default(),
+            })
+        };
+        let mut device: sys::CUdeviceptr = 0;
+        // SAFETY: `host` was allocated with DEVICEMAP in this (current) context. With UVA the
+        // device address usually equals `host`, but only the driver can say.
+        let mapped = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host.cast(), 0) };
+        if let Err(e) = mapped.result() {
+            // SAFETY: `host` came from `malloc_host` and is not used again.
+            let _ = unsafe { driver::free_host(host.cast()) };
+            return Err(e);
+        }
+        Ok(MappedWords {
+            host,
+            device,
+            context: context.clone(),
+        })
+    }
+
+    fn shared(&self) -> &Shared {
+        // SAFETY: `host` is live and initialised until `free`, which only `Drop` calls.
+        unsafe { &*self.host }
+    }
+
+    fn device_ptr(&self, offset: usize) -> sys::CUdeviceptr {
+        self.device + offset as sys::CUdeviceptr
+    }
+
+    fn free(&mut self) {
+        if self.host.is_null() {
+            return;
+        }
+        let _ = self.context.bind_to_thread();
+        // SAFETY: `host` came from `malloc_host`; it is nulled so it is freed once.
+        let _ = unsafe { driver::free_host(self.host.cast()) };
+        self.host = std::ptr::null_mut();
+    }
+}
+
+impl Drop for MappedWords {
+    fn drop(&mut self) {
+        self.free();
+    }
+}
+
+/// The spin kernel's limit in globaltimer nanoseconds (saturating).
+fn timeout_ns(seconds: f64) -> u64 {
+    // `as` saturates: a huge limit means "never".
+    (seconds * 1e9) as u64
+}
+
+/// SM clock over a sample from the timestamp kernel's two reads, in Hz.
+///
+/// `timestamps` is `[globaltimer_ns_0, clock64_0, globaltimer_ns_1, clock64_1]`. `None` when
+/// a read is missing (no block of the timestamp kernel ran on SM 0, so its words stayed 0),
+/// when no time passed, or when the counters ran backwards.
+fn sm_clock_rate(timestamps: [u64; 4]) -> Option<f64> {
+    let [ns0, clock0, ns1, clock1] = timestamps;
+    if ns0 == 0 || ns1 == 0 {
+        return None;
+    }
+    let ns = ns1.checked_sub(ns0).filter(|&d| d > 0)?;
+    let cycles = clock1.checked_sub(clock0)?;
+    Some(cycles as f64 / ns as f64 * 1e9)
+}
+
+/// Device attributes as the driver reports them; `None` where the query failed.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct RawAttributes {
+    name: Option<String>,
+    compute_capability: Option<(i32, i32)>,
+    multiprocessor_count: Option<i32>,
+    clock_rate_khz: Option<i32>,
+    memory_clock_rate_khz: Option<i32>,
+    global_memory_bus_width_bits: Option<i32>,
+    total_memory_bytes: Option<usize>,
+    l2_cache_size_bytes: Option<i32>,
+    max_threads_per_block: Option<i32>,
+    max_shared_memory_per_block_optin: Option<i32>,
+    ecc_enabled: Option<i32>,
+}
+
+impl RawAttributes {
+    fn read(context: &CudaContext) -> Self {
+        use sys::CUdevice_attribute as A;
+        let get = |a: A| context.attribute(a).ok();
+        RawAttributes {
+            name: context.name().ok(),
+            compute_capability: get(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+                .zip(get(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)),
+            multiprocessor_count: get(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+            clock_rate_khz: get(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
+            memory_clock_rate_khz: get(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+            global_memory_bus_width_bits: get(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+            total_memory_bytes: context.total_mem().ok(),
+            l2_cache_size_bytes: get(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE),
+            max_threads_per_block: get(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+            max_shared_memory_per_block_optin: get(
+                A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            ),
+            ecc_enabled: get(A::CU_DEVICE_ATTRIBUTE_ECC_ENABLED),
+        }
+    }
+}
+
+/// Maps raw attributes to [`DeviceInfo`].
+///
+/// CUDA 13 deprecates some attributes (the clocks among them) and a deprecated attribute may
+/// read 0, so 0 means "unknown" here, except for ECC, where 0 is a real "disabled".
+fn device_info(ordinal: u32, raw: &RawAttributes) -> DeviceInfo {
+    let positive = |v: Option<i32>| v.and_then(|v| u32::try_from(v).ok()).filter(|&v| v > 0);
+    let khz_to_hz = |v: Option<i32>| positive(v).map(|khz| f64::from(khz) * 1e3);
+    DeviceInfo {
+        id: ordinal,
+        backend: BackendKind::Cuda,
+        name: raw
+            .name
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map_or_else(|| format!("CUDA device {ordinal}"), str::to_owned),
+        sm_version: raw.compute_capability.and_then(|(major, minor)| {
+            let major = positive(Some(major))?;
+            let minor = u32::try_from(minor).ok()?;
+            Some(major * 10 + minor)
+        }),
+        sm_count: positive(raw.multiprocessor_count),
+        sm_default_clock_rate: khz_to_hz(raw.clock_rate_khz),
+        memory_clock_rate: khz_to_hz(raw.memory_clock_rate_khz),
+        memory_bus_width: positive(raw.global_memory_bus_width_bits),
+        global_memory_size: raw
+            .total_memory_bytes
+            .map(|b| b as u64)
+            .filter(|&b| b > 0),
+        cache_size: positive(raw.l2_cache_size_bytes).map(u64::from),
+        max_threads_per_block: positive(raw.max_threads_per_block),
+        shared_memory_per_block: positive(raw.max_shared_memory_per_block_optin).map(u64::from),
+        ecc_enabled: raw.ecc_enabled.map(|v| v != 0),
+    }
+}
+
+fn driver_version() -> std::result::Result<i32, DriverError> {
+    let mut version = 0;
+    // SAFETY: writes one int; needs no cuInit.
+    unsafe { sys::cuDriverGetVersion(&mut version) }.result()?;
+    Ok(version)
+}
+
+/// `CUDA_ERROR_NAME: description`, the way CUDA programmers recognise errors.
+fn describe(e: DriverError) -> String {
+    match (e.error_name(), e.error_string()) {
+        (Ok(name), Ok(text)) => format!("{}: {}", name.to_string_lossy(), text.to_string_lossy()),
+        _ => format!("{:?}", e.0),
+    }
+}
+
+/// Turns a driver error into [`Error::Device`] saying what was being done.
+fn device_error(what: &'static str) -> impl Fn(DriverError) -> Error {
+    move |e| Error::Device(format!("{what}: {}", describe(e)))
+}
+
+/// Where NVRTC is asked to compile to, in the order tried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    /// SASS for a real architecture (`sm_XY`): loads without JIT.
+    Cubin(u32),
+    /// PTX for a virtual architecture (`compute_XY`): the driver JITs it.
+    Ptx(u32),
+}
+
+impl Target {
+    fn option(&self) -> String {
+        match self {
+            Target::Cubin(arch) => format!("--gpu-architecture=sm_{arch}"),
+            Target::Ptx(arch) => format!("--gpu-architecture=compute_{arch}"),
+        }
+    }
+}
+
+/// Why one NVRTC attempt failed.
+enum CompileFailure {
+    /// NVRTC does not accept the architecture option: try the next target.
+    ArchRejected(String),
+    /// Anything else (a compile error in the source, an NVRTC failure): final.
+    Final(String),
+}
+
+/// The NVRTC option list for one target.
+fn nvrtc_options(defines: &[(&str, String)], target: &Target) -> Vec<String> {
+    let mut options = vec![target.option()];
+    options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
+    options
+}
+
+/// Compiles `source` for compute capability `cc` (`major * 10 + minor`).
+fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<Ptx> {
+    let cc = u32::try_from(cc)
+        .map_err(|_| Error::Device(format!("invalid compute capability {cc}")))?;
+    let src = CString::new(source)
+        .map_err(|_| Error::Device("the kernel source contains a NUL byte".into()))?;
+    if let Some((name, value)) = defines
+        .iter()
+        .find(|(n, v)| n.contains('\0') || v.contains('\0'))
+    {
+        return Err(Error::Device(format!(
+            "the define {name:?}={value:?} contains a NUL byte"
+        )));
+    }
+    // SAFETY: only tries to dlopen the candidate library names; nothing is called.
+    if !unsafe { nvrtc_sys::is_culib_present() } {
+        return Err(Error::Device(
+            "NVRTC (libnvrtc.so.13, part of the CUDA toolkit) could not be loaded, so kernels \
+             cannot be compiled at run time: install the CUDA toolkit or put its lib directory \
+             on LD_LIBRARY_PATH"
+                .into(),
+        ));
+    }
+    let mut targets = vec![Target::Cubin(cc), Target::Ptx(cc)];
+    let mut rejected = Vec::new();
+    let mut i = 0;
+    while i < targets.len() {
+        let target = targets[i].clone();
+        let options = nvrtc_options(defines, &target);
+        let attempt = quietly(|| compile_once(&src, &options, &target))
+            .unwrap_or_else(|panic| Err(CompileFailure::Final(format!("NVRTC failed: {panic}"))));
+        match attempt {
+            Ok(image) => return Ok(image),
+            Err(CompileFailure::Final(message)) => return Err(Error::Device(message)),
+            Err(CompileFailure::ArchRejected(log)) => {
+                rejected.push(format!("{} ({log})", target.option()));
+                if i == 1 {
+                    // Neither form of the device's own architecture is known to this NVRTC
+                    // (a GPU newer than the toolkit): compile PTX for the newest one it
+                    // knows below it, which the driver can JIT forward.
+                    if let Some(older) = quietly(supported_archs)
+                        .ok()
+                        .flatten()
+                        .and_then(|archs| archs.into_iter().filter(|&a| a < cc).max())
+                    {
+                        targets.push(Target::Ptx(older));
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    Err(Error::Device(format!(
+        "NVRTC rejected every target architecture for this compute {}.{} device: {}",
+        cc / 10,
+        cc % 10,
+        rejected.join("; ")
+    )))
+}
+
+/// An NVRTC program, destroyed on drop.
+struct Program(nvrtc_sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by `create_program` and destroyed only here.
+        let _ = unsafe { nvrtc::destroy_program(self.0) };
+    }
+}
+
+fn compile_once(
+    src: &CStr,
+    options: &[String],
+    target: &Target,
+) -> std::result::Result<Ptx, CompileFailure> {
+    let program = Program(
+        nvrtc::create_program(src, Some(c"gputune_kernel.cu"))
+            .map_err(|e| CompileFailure::Final(format!("NVRTC cannot create a program: {e}")))?,
+    );
+    // SAFETY: `program` is live; the options contain no NUL (checked by the caller).
+    if let Err(e) = unsafe { nvrtc::compile_program(program.0, options) } {
+        let log = program_log(&program);
+        return Err(
+            if e.0 == nvrtc_sys::nvrtcResult::NVRTC_ERROR_INVALID_OPTION {
+                CompileFailure::ArchRejected(if log.is_empty() { format!("{e}") } else { log })
+            } else {
+                CompileFailure::Final(format!(
+                    "NVRTC could not compile the kernel ({e}) with options {}:\n{log}",
+                    options.join(" ")
+                ))
+            },
+        );
+    }
+    let output = |what: &str, e: nvrtc::NvrtcError| {
+        CompileFailure::Final(format!("NVRTC compiled the kernel but {what} failed: {e}"))
+    };
+    match target {
+        Target::Cubin(_) => {
+            let mut size = 0usize;
+            // SAFETY: `program` compiled successfully for a real architecture.
+            unsafe { nvrtc_sys::nvrtcGetCUBINSize(program.0, &mut size) }
+                .result()
+                .map_err(|e| output("nvrtcGetCUBINSize", e))?;
+            let mut cubin = vec![0u8; size];
+            // SAFETY: `cubin` holds `size` bytes as NVRTC asked.
+            unsafe { nvrtc_sys::nvrtcGetCUBIN(program.0, cubin.as_mut_ptr().cast::<c_char>()) }
+                .result()
+                .map_err(|e| output("nvrtcGetCUBIN", e))?;
+            Ok(Ptx::from_binary(cubin))
+        }
+        Target::Ptx(_) => {
+            // SAFETY: `program` compiled successfully.
+            let ptx = unsafe { nvrtc::get_ptx(program.0) }.map_err(|e| output("nvrtcGetPTX", e))?;
+            // cudarc's loader wants the text without the terminating NUL NVRTC includes.
+            Ok(Ptx::from_src(c_chars_to_string(&ptx)))
+        }
+    }
+}
+
+fn program_log(program: &Program) -> String {
+    // SAFETY: `program` is live.
+    match unsafe { nvrtc::get_program_log(program.0) } {
+        Ok(log) => c_chars_to_string(&log).trim().to_owned(),
+        Err(e) => format!("(no log: {e})"),
+    }
+}
+
+/// The architectures this NVRTC can compile for, as `major * 10 + minor`.
+fn supported_archs() -> Option<Vec<u32>> {
+    let mut count = 0;
+    // SAFETY: writes one int.
+    unsafe { nvrtc_sys::nvrtcGetNumSupportedArchs(&mut count) }
+        .result()
+        .ok()?;
+    let mut archs = vec![0; usize::try_from(count).ok()?];
+    // SAFETY: `archs` holds `count` ints as NVRTC asked.
+    unsafe { nvrtc_sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) }
+        .result()
+        .ok()?;
+    Some(archs.into_iter().filter_map(|a| u32::try_from(a).ok()).collect())
+}
+
+/// A NUL-terminated C buffer as a string (everything if there is no NUL).
+fn c_chars_to_string(chars: &[c_char]) -> String {
+    let bytes: Vec<u8> = chars.iter().map(|&c| c as u8).collect();
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+thread_local! {
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+static QUIET_HOOK: Once = Once::new();
+
+/// Runs `f`, turning a panic into `Err(message)` without printing it.
+///
+/// cudarc panics when a library or symbol is missing; a bench must print one clear line, not
+/// a backtrace. The panic hook is wrapped once, and silenced only on this thread while `f`
+/// runs, so panics elsewhere still print.
+fn quietly<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    QUIET_HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was_quiet = QUIET.with(|q| q.replace(true));
+    let outcome = panic::catch_unwind(AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(was_quiet));
+    outcome.map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h100() -> RawAttributes {
+        RawAttributes {
+            name: Some("NVIDIA H100 80GB HBM3".into()),
+            compute_capability: Some((9, 0)),
+            multiprocessor_count: Some(132),
+            clock_rate_khz: Some(1_980_000),
+            memory_clock_rate_khz: Some(2_619_000),
+            global_memory_bus_width_bits: Some(5120),
+            total_memory_bytes: Some(85_029_158_912),
+            l2_cache_size_bytes: Some(52_428_800),
+            max_threads_per_block: Some(1024),
+            max_shared_memory_per_block_optin: Some(232_448),
+            ecc_enabled: Some(1),
+        }
+    }
+
+    #[test]
+    fn open_without_a_driver_is_no_device_not_a_panic() {
+        // SAFETY: only tries to dlopen.
+        if unsafe { sys::is_culib_present() } {
+            return; // a machine with a driver: nothing to check here
+        }
+        match CudaBackend::open(0) {
+            Err(Error::NoDevice(msg)) => {
+                assert!(msg.contains("libcuda"), "{msg}");
+                assert!(msg.contains("driver"), "{msg}");
+            }
+            other => panic!("expected NoDevice, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn attributes_map_to_device_info_in_si_units() {
+        let info = device_info(3, &h100());
+        assert_eq!(info.id, 3);
+        assert_eq!(info.backend, BackendKind::Cuda);
+        assert_eq!(info.name, "NVIDIA H100 80GB HBM3");
+        assert_eq!(info.sm_version, Some(90));
+        assert_eq!(info.sm_count, Some(132));
+        assert_eq!(info.sm_default_clock_rate, Some(1.98e9));
+        assert_eq!(info.memory_clock_rate, Some(2.619e9));
+        assert_eq!(info.memory_bus_width, Some(5120));
+        assert_eq!(info.global_memory_size, Some(85_029_158_912));
+        assert_eq!(info.cache_size, Some(52_428_800));
+        assert_eq!(info.max_threads_per_block, Some(1024));
+        assert_eq!(info.shared_memory_per_block, Some(232_448));
+        assert_eq!(info.ecc_enabled, Some(true));
+        let bandwidth = info.peak_bandwidth().unwrap_or_default();
+        assert!((bandwidth - 3.35232e12).abs() < 1.0, "{bandwidth}");
+    }
+
+    #[test]
+    fn failed_or_zero_attributes_are_unknown() {
+        let raw = RawAttributes {
+            clock_rate_khz: Some(0),
+            memory_clock_rate_khz: None,
+            global_memory_bus_width_bits: Some(0),
+            l2_cache_size_bytes: Some(0),
+            multiprocessor_count: Some(-1),
+            total_memory_bytes: Some(0),
+            ..h100()
+        };
+        let info = device_info(0, &raw);
+        assert_eq!(info.sm_default_clock_rate, None);
+        assert_eq!(info.memory_clock_rate, None);
+        assert_eq!(info.memory_bus_width, None);
+        assert_eq!(info.cache_size, None);
+        assert_eq!(info.sm_count, None);
+        assert_eq!(info.global_memory_size, None);
+        assert_eq!(info.peak_bandwidth(), None);
+        assert_eq!(info.sm_version, Some(90));
+
+        let info = device_info(2, &RawAttributes::default());
+        assert_eq!(info.name, "CUDA device 2");
+        assert_eq!(info.sm_version, None);
+        assert_eq!(info.ecc_enabled, None);
+        assert_eq!(info.shared_memory_per_block, None);
+        assert_eq!(info.max_threads_per_block, None);
+    }
+
+    #[test]
+    fn ecc_zero_means_disabled_not_unknown() {
+        let raw = RawAttributes {
+            ecc_enabled: Some(0),
+            ..h100()
+        };
+        assert_eq!(device_info(0, &raw).ecc_enabled, Some(false));
+    }
+
+    #[test]
+    fn compute_capability_is_major_times_ten_plus_minor() {
+        let raw = RawAttributes {
+            compute_capability: Some((12, 1)),
+            ..h100()
+        };
+        assert_eq!(device_info(0, &raw).sm_version, Some(121));
+        let raw = RawAttributes {
+            compute_capability: Some((0, 0)),
+            ..h100()
+        };
+        assert_eq!(device_info(0, &raw).sm_version, None);
+    }
+
+    #[test]
+    fn sm_clock_is_cycles_over_globaltimer_nanoseconds() {
+        // 1.98e6 cycles in 1 ms: 1.98 GHz.
+        let rate = sm_clock_rate([5_000_000, 70_000, 6_000_000, 2_050_000]);
+        assert!(rate.is_some_and(|r| (r - 1.98e9).abs() < 1.0), "{rate:?}");
+        // Half the cycles in the same time: throttled to half.
+        let rate = sm_clock_rate([5_000_000, 70_000, 6_000_000, 1_060_000]);
+        assert!(rate.is_some_and(|r| (r - 0.99e9).abs() < 1.0), "{rate:?}");
+    }
+
+    #[test]
+    fn sm_clock_is_unknown_without_elapsed_time_or_a_read() {
+        assert_eq!(sm_clock_rate([7, 100, 7, 200]), None);
+        assert_eq!(sm_clock_rate([0, 0, 6_000_000, 1_060_000]), None);
+        assert_eq!(sm_clock_rate([5_000_000, 70_000, 0, 0]), None);
+        assert_eq!(sm_clock_rate([6_000_000, 70_000, 5_000_000, 80_000]), None);
+        assert_eq!(sm_clock_rate([5_000_000, 80_000, 6_000_000, 70_000]), None);
+    }
+
+    #[test]
+    fn timeout_converts_to_nanoseconds_and_saturates() {
+        assert_eq!(timeout_ns(DEFAULT_BLOCKING_TIMEOUT), 30_000_000_000);
+        assert_eq!(timeout_ns(0.25), 250_000_000);
+        assert_eq!(timeout_ns(f64::INFINITY), u64::MAX);
+        assert_eq!(timeout_ns(1e30), u64::MAX);
+    }
+
+    #[test]
+    fn ptx_declares_both_entry_points_with_their_parameters() {
+        for entry in [SPIN_KERNEL, TIMESTAMP_KERNEL] {
+            assert!(
+                KERNELS_PTX.contains(&format!(".visible .entry {entry}(")),
+                "{entry}"
+            );
+        }
+        assert!(KERNELS_PTX.contains(".version 7.0"));
+        assert!(KERNELS_PTX.contains(".target sm_52"));
+        assert!(KERNELS_PTX.contains("%globaltimer"));
+        assert!(KERNELS_PTX.contains("%clock64"));
+        assert!(KERNELS_PTX.contains("ld.volatile.global.u32"));
+        // cudarc hands the text to the driver as a C string.
+        assert!(!KERNELS_PTX.contains('\0'));
+        // Every brace opened is closed: a truncated edit would fail to JIT at run time.
+        assert_eq!(KERNELS_PTX.matches('{').count(), KERNELS_PTX.matches('}').count());
+    }
+
+    #[test]
+    fn shared_words_have_the_offsets_the_kernels_assume() {
+        // The spin kernel writes a u32 marker; the timestamp kernel writes 16 bytes per slot.
+        assert_eq!(offset_of!(Shared, flag), 0);
+        assert_eq!(offset_of!(Shared, timeout_marker), 4);
+        assert_eq!(offset_of!(Shared, timestamps) % 8, 0);
+        assert_eq!(std::mem::size_of::<Shared>(), 8 + 32);
+    }
+
+    #[test]
+    fn nvrtc_options_put_the_architecture_first_then_defines() {
+        let defines = [("IPT", "4".to_string()), ("TPB", "256".to_string())];
+        assert_eq!(
+            nvrtc_options(&defines, &Target::Cubin(90)),
+            ["--gpu-architecture=sm_90", "-DIPT=4", "-DTPB=256"]
+        );
+        assert_eq!(
+            nvrtc_options(&[], &Target::Ptx(100)),
+            ["--gpu-architecture=compute_100"]
+        );
+    }
+
+    #[test]
+    fn compiling_without_nvrtc_is_an_error_not_a_panic() {
+        // SAFETY: only tries to dlopen.
+        if unsafe { nvrtc_sys::is_culib_present() } {
+            return;
+        }
+        match compile_for("extern \"C\" __global__ void k() {}", &[], 90) {
+            Err(Error::Device(msg)) => assert!(msg.contains("NVRTC"), "{msg}"),
+            Err(other) => panic!("expected a device error, got {other:?}"),
+            Ok(_) => panic!("compiled without NVRTC"),
+        }
+    }
+
+    #[test]
+    fn c_buffers_stop_at_the_first_nul() {
+        let chars: Vec<c_char> = b"ptx text\0junk".iter().map(|&b| b as c_char).collect();
+        assert_eq!(c_chars_to_string(&chars), "ptx text");
+        let chars: Vec<c_char> = b"no nul".iter().map(|&b| b as c_char).collect();
+        assert_eq!(c_chars_to_string(&chars), "no nul");
+    }
+
+    #[test]
+    fn quietly_turns_a_panic_into_its_message() {
+        assert_eq!(quietly(|| 7), Ok(7));
+        let out: std::result::Result<(), String> = quietly(|| panic!("Missing symbol cuFoo"));
+        assert_eq!(out, Err("Missing symbol cuFoo".to_string()));
+        let n = 3;
+        let out: std::result::Result<(), String> = quietly(|| panic!("value {n}"));
+        assert_eq!(out, Err("value 3".to_string()));
+    }
+}

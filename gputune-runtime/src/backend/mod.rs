@@ -1,0 +1,48 @@
+//! Backends time the user's launches; the measurement loop does not know which one it drives.
+//!
+//! A backend offers two primitives: one cold sample (caches flushed, launch latency hidden
+//! where the device allows it) and one hot batch (back-to-back executions, nothing flushed).
+//! Everything else — warm-up, stopping criteria, timeouts, statistics — lives in
+//! [`crate::measure`].
+
+pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
+
+use crate::device::DeviceInfo;
+use crate::error::{BoxError, Result};
+use crate::launch::Launch;
+
+/// The user's launches for one execution, as the measurement loop hands them to a backend.
+pub type Launches<'f> = dyn FnMut(&mut Launch<'_>) -> std::result::Result<(), BoxError> + 'f;
+
+/// One cold sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ColdSample {
+    /// Device time of the launches in seconds (CUDA events, or the monotonic clock on a CPU).
+    pub gpu_time: f64,
+    /// Host wall time of the sample in seconds, launch overhead included.
+    pub cpu_time: f64,
+    /// The SM clock during the sample in Hz, where the backend can read it.
+    pub sm_clock_rate: Option<f64>,
+}
+
+/// A device that can time launches.
+pub trait Backend {
+    /// Identity of the device.
+    fn device(&self) -> &DeviceInfo;
+
+    /// Times one execution of `launches` cold: last-level cache flushed first, and on a GPU
+    /// the stream held by a spin kernel so that launch latency is hidden.
+    fn cold_sample(&mut self, launches: &mut Launches<'_>) -> Result<ColdSample>;
+
+    /// Times `count` back-to-back executions of `launches` without flushing and returns the
+    /// total device time in seconds.
+    fn hot_batch(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64>;
+
+    /// The CUDA handles of this backend, if it is the CUDA backend.
+    #[cfg(feature = "cuda")]
+    fn cuda(&self) -> Option<&cuda::CudaHandles> {
+        None
+    }
+}

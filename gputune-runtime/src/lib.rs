@@ -1,0 +1,32 @@
+//! gputune-runtime: what a crate tuned by gputune links.
+//!
+//! - [`Bench`], [`State`] and [`main`]: nvbench's benchmark API for `harness = false` bench
+//!   targets.
+//! - [`criterion`]: when to stop sampling (stdrel, entropy, sample-count, custom).
+//! - [`measure`]: the cold and hot timing loops, backend-agnostic.
+//! - [`backend`]: the CPU backend (monotonic clock) and, with the `cuda` feature, the CUDA
+//!   backend (cudarc, dynamically loaded).
+//! - [`stats`]: summary statistics; [`output`]: the JSON document and the human table.
+
+pub mod axis;
+pub mod backend;
+pub mod bench;
+pub mod cli;
+pub mod criterion;
+pub mod device;
+pub mod error;
+pub mod launch;
+pub mod measure;
+pub mod output;
+pub mod runner;
+pub mod state;
+pub mod stats;
+
+pub use bench::{Bench, BenchFn};
+pub use error::{BenchResult, BoxError, Error, Result};
+pub use launch::Launch;
+pub use runner::{main, main_with};
+pub use state::State;
+
+#[cfg(feature = "cuda")]
+pub use cudarc;

@@ -1,0 +1,349 @@
+//! The timing loops: cold (one execution per sample, caches flushed) and hot (batches of
+//! back-to-back executions). They drive any [`Backend`] and any [`StoppingCriterion`].
+//!
+//! Defaults are nvbench's and documented on [`ColdSettings`] and [`HotSettings`].
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::backend::{Backend, Launches};
+use crate::criterion::StoppingCriterion;
+use crate::error::Result;
+
+/// Settings of the cold loop that surround every criterion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColdSettings {
+    /// No criterion may stop before this many samples. Default 10.
+    pub min_samples: u64,
+    /// Wall-clock limit of the loop in seconds; a state that hits it is marked timed out.
+    /// Default 15.
+    pub timeout: f64,
+    /// Samples whose SM clock is below this fraction of the default clock are discarded as
+    /// throttled. Default 0.75.
+    pub throttle_threshold: f64,
+}
+
+impl Default for ColdSettings {
+    fn default() -> Self {
+        ColdSettings {
+            min_samples: 10,
+            timeout: 15.0,
+            throttle_threshold: 0.75,
+        }
+    }
+}
+
+/// What the cold loop measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ColdMeasurement {
+    /// Device time of each kept sample, seconds.
+    pub gpu_times: Vec<f64>,
+    /// Host wall time of each kept sample, seconds.
+    pub cpu_times: Vec<f64>,
+    /// SM clock of each kept sample in Hz, where the backend reads it.
+    pub sm_clock_rates: Vec<f64>,
+    /// Samples discarded because the SM clock was throttled.
+    pub throttled_samples: u64,
+    /// Whether the wall-clock timeout ended the loop rather than the criterion.
+    pub timed_out: bool,
+    /// Wall time of the whole loop, warm-up included, seconds.
+    pub wall_time: f64,
+}
+
+/// Runs `launches` once cold as a warm-up (module loading, first-touch allocation and
+/// instruction caches stay out of the numbers), then samples until `criterion` is satisfied
+/// and `min_samples` are in, or until the timeout.
+pub fn measure_cold(
+    backend: &mut dyn Backend,
+    launches: &mut Launches<'_>,
+    criterion: &mut dyn StoppingCriterion,
+    settings: &ColdSettings,
+) -> Result<ColdMeasurement> {
+    let start = Instant::now();
+    measure_cold_with_clock(backend, launches, criterion, settings, &|| {
+        start.elapsed().as_secs_f64()
+    })
+}
+
+/// [`measure_cold`] with an explicit wall clock (seconds since the start), so that the
+/// timeout can be tested deterministically.
+pub fn measure_cold_with_clock(
+    backend: &mut dyn Backend,
+    launches: &mut Launches<'_>,
+    criterion: &mut dyn StoppingCriterion,
+    settings: &ColdSettings,
+    clock: &dyn Fn() -> f64,
+) -> Result<ColdMeasurement> {
+    let throttle_floor = backend
+        .device()
+        .sm_default_clock_rate
+        .map(|hz| hz * settings.throttle_threshold);
+    backend.cold_sample(launches)?;
+
+    criterion.initialize();
+    let mut m = ColdMeasurement {
+        gpu_times: Vec::new(),
+        cpu_times: Vec::new(),
+        sm_clock_rates: Vec::new(),
+        throttled_samples: 0,
+        timed_out: false,
+        wall_time: 0.0,
+    };
+    loop {
+        let sample = backend.cold_sample(launches)?;
+        let throttled = matches!((sample.sm_clock_rate, throttle_floor), (Some(c), Some(f)) if c < f);
+        if throttled {
+            m.throttled_samples += 1;
+        } else {
+            m.gpu_times.push(sample.gpu_time);
+            m.cpu_times.push(sample.cpu_time);
+            if let Some(c) = sample.sm_clock_rate {
+                m.sm_clock_rates.push(c);
+            }
+            criterion.add_measurement(sample.gpu_time);
+            if m.gpu_times.len() as u64 >= settings.min_samples && criterion.is_finished() {
+                break;
+            }
+        }
+        if clock() > settings.timeout {
+            m.timed_out = true;
+            break;
+        }
+    }
+    m.wall_time = clock();
+    Ok(m)
+}
+
+/// Settings of the hot (batch) loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HotSettings {
+    /// Keep launching batches until their total device time reaches this many seconds.
+    /// Default 0.5.
+    pub batch_target_time: f64,
+    /// Each batch aims at this fraction of the target time, so the target is reached in
+    /// about ten batches and a per-batch spread exists. Default 0.1.
+    pub batch_fraction: f64,
+    /// At least this many batches. Default 3.
+    pub min_batches: u64,
+    /// Wall-clock limit in seconds. Default 15.
+    pub timeout: f64,
+}
+
+impl Default for HotSettings {
+    fn default() -> Self {
+        HotSettings {
+            batch_target_time: 0.5,
+            batch_fraction: 0.1,
+            min_batches: 3,
+            timeout: 15.0,
+        }
+    }
+}
+
+/// What the hot loop measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HotMeasurement {
+    /// Executions per batch.
+    pub batch_size: u64,
+    /// Mean device time of one execution in each batch, seconds.
+    pub batch_means: Vec<f64>,
+    /// All executions timed.
+    pub executions: u64,
+    /// Total device time of all batches, seconds.
+    pub total_time: f64,
+    /// Whether the wall-clock timeout ended the loop.
+    pub timed_out: bool,
+}
+
+impl HotMeasurement {
+    /// Mean device time of one execution over all batches, seconds.
+    pub fn mean(&self) -> f64 {
+        self.total_time / self.executions as f64
+    }
+}
+
+/// Runs batches of back-to-back executions without flushing. `estimate` (seconds per
+/// execution, usually the cold mean) sizes the batches.
+pub fn measure_hot(
+    backend: &mut dyn Backend,
+    launches: &mut Launches<'_>,
+    estimate: f64,
+    settings: &HotSettings,
+) -> Result<HotMeasurement> {
+    let start = Instant::now();
+    let per_batch = settings.batch_target_time * settings.batch_fraction;
+    let batch_size = if estimate > 0.0 && estimate.is_finite() {
+        ((per_batch / estimate).ceil() as u64).clamp(1, 1 << 20)
+    } else {
+        1
+    };
+    let mut m = HotMeasurement {
+        batch_size,
+        batch_means: Vec::new(),
+        executions: 0,
+        total_time: 0.0,
+        timed_out: false,
+    };
+    while m.total_time < settings.batch_target_time || (m.batch_means.len() as u64) < settings.min_batches {
+        let t = backend.hot_batch(launches, batch_size)?;
+        m.total_time += t;
+        m.executions += batch_size;
+        m.batch_means.push(t / batch_size as f64);
+        if start.elapsed().as_secs_f64() > settings.timeout {
+            m.timed_out = true;
+            break;
+        }
+    }
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::backend::ColdSample;
+    use crate::criterion::{Entropy, SampleCount};
+    use crate::device::{BackendKind, DeviceInfo};
+    use crate::launch::Launch;
+
+    /// A simulated device: a fixed cost per execution, a scripted SM clock, and a wall
+    /// clock that advances by a fixed step per sample.
+    struct Simulated {
+        info: DeviceInfo,
+        cost: f64,
+        clocks: Vec<f64>,
+        samples: usize,
+        wall: Rc<Cell<f64>>,
+        wall_step: f64,
+    }
+
+    impl Simulated {
+        fn new(cost: f64, wall_step: f64) -> (Simulated, Rc<Cell<f64>>) {
+            let wall = Rc::new(Cell::new(0.0));
+            let info = DeviceInfo {
+                id: 0,
+                backend: BackendKind::Cpu,
+                name: "simulated".into(),
+                sm_version: None,
+                sm_count: None,
+                sm_default_clock_rate: Some(1.0e9),
+                memory_clock_rate: None,
+                memory_bus_width: None,
+                global_memory_size: None,
+                cache_size: None,
+                max_threads_per_block: None,
+                shared_memory_per_block: None,
+                ecc_enabled: None,
+            };
+            let sim = Simulated {
+                info,
+                cost,
+                clocks: Vec::new(),
+                samples: 0,
+                wall: wall.clone(),
+                wall_step,
+            };
+            (sim, wall)
+        }
+    }
+
+    impl Backend for Simulated {
+        fn device(&self) -> &DeviceInfo {
+            &self.info
+        }
+
+        fn cold_sample(&mut self, launches: &mut Launches<'_>) -> Result<ColdSample> {
+            launches(&mut Launch::cpu()).map_err(crate::Error::Launch)?;
+            let clock = self.clocks.get(self.samples).copied().unwrap_or(1.0e9);
+            self.samples += 1;
+            self.wall.set(self.wall.get() + self.wall_step);
+            Ok(ColdSample {
+                gpu_time: self.cost,
+                cpu_time: self.cost * 1.1,
+                sm_clock_rate: Some(clock),
+            })
+        }
+
+        fn hot_batch(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64> {
+            for _ in 0..count {
+                launches(&mut Launch::cpu()).map_err(crate::Error::Launch)?;
+            }
+            Ok(self.cost * count as f64)
+        }
+    }
+
+    fn noop() -> impl FnMut(&mut Launch<'_>) -> std::result::Result<(), crate::BoxError> {
+        |_| Ok(())
+    }
+
+    #[test]
+    fn timeout_marks_the_measurement() {
+        let (mut sim, wall) = Simulated::new(1e-3, 0.5);
+        let mut never = SampleCount::new(u64::MAX);
+        let settings = ColdSettings {
+            timeout: 3.0,
+            ..ColdSettings::default()
+        };
+        let m = measure_cold_with_clock(&mut sim, &mut noop(), &mut never, &settings, &|| wall.get())
+            .expect("simulated device does not fail");
+        assert!(m.timed_out);
+        // warm-up at 0.5 s, then samples at 1.0 … 3.5: the sixth sample crosses 3 s.
+        assert_eq!(m.gpu_times.len(), 6);
+    }
+
+    #[test]
+    fn min_samples_hold_back_a_satisfied_criterion() {
+        let (mut sim, wall) = Simulated::new(1e-3, 0.0);
+        let mut entropy = Entropy::new(0.048, 0.36);
+        let settings = ColdSettings {
+            min_samples: 25,
+            ..ColdSettings::default()
+        };
+        let m = measure_cold_with_clock(&mut sim, &mut noop(), &mut entropy, &settings, &|| wall.get())
+            .expect("simulated device does not fail");
+        assert!(!m.timed_out);
+        // constant samples satisfy entropy at once; the first even count ≥ 25 is 26.
+        assert_eq!(m.gpu_times.len(), 26);
+    }
+
+    #[test]
+    fn throttled_samples_are_discarded() {
+        let (mut sim, wall) = Simulated::new(1e-3, 0.0);
+        // warm-up, then two throttled samples (0.5 GHz < 0.75 · 1 GHz), then normal ones.
+        sim.clocks = vec![1.0e9, 0.5e9, 0.7e9, 0.9e9];
+        let mut ten = SampleCount::new(10);
+        let m = measure_cold_with_clock(&mut sim, &mut noop(), &mut ten, &ColdSettings::default(), &|| wall.get())
+            .expect("simulated device does not fail");
+        assert_eq!(m.throttled_samples, 2);
+        assert_eq!(m.gpu_times.len(), 10);
+        assert_eq!(sim.samples, 13);
+    }
+
+    #[test]
+    fn launch_errors_stop_the_measurement() {
+        let (mut sim, wall) = Simulated::new(1e-3, 0.0);
+        let mut ten = SampleCount::new(10);
+        let mut failing = |_: &mut Launch<'_>| -> std::result::Result<(), crate::BoxError> {
+            Err("out of resources".into())
+        };
+        let err = measure_cold_with_clock(&mut sim, &mut failing, &mut ten, &ColdSettings::default(), &|| wall.get())
+            .expect_err("launch fails");
+        assert!(err.to_string().contains("out of resources"));
+    }
+
+    #[test]
+    fn hot_batches_reach_the_target_time() {
+        // 2^-10 s per execution keeps the arithmetic exact: ceil(0.05 / 2^-10) = 52 per
+        // batch, 52 · 2^-10 = 0.05078125 s a batch, so ten batches pass 0.5 s and nine do not.
+        let cost = 1.0 / 1024.0;
+        let (mut sim, _) = Simulated::new(cost, 0.0);
+        let m = measure_hot(&mut sim, &mut noop(), cost, &HotSettings::default())
+            .expect("simulated device does not fail");
+        assert_eq!(m.batch_size, 52);
+        assert_eq!(m.batch_means.len(), 10);
+        assert_eq!(m.mean(), cost);
+    }
+}

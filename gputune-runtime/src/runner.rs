@@ -1,0 +1,421 @@
+//! The `main` of a bench binary: parse the command line, run the selected states, write
+//! the table and the JSON.
+//!
+//! Exit codes (part of the protocol with `cargo gputune`, see `docs/bench-json.md`):
+//! 0 every state ran (or was skipped, or timed out with samples), 1 some state failed,
+//! 2 usage error, 3 no usable device.
+
+use std::io::Write;
+
+use clap::Parser;
+use serde_json::json;
+
+use crate::axis::{AxisValue, AxisValues};
+use crate::backend::cpu::CpuBackend;
+use crate::backend::Backend;
+use crate::bench::Bench;
+use crate::cli::{AxisOverride, Cli};
+use crate::criterion::{Criteria, CriterionParams};
+use crate::device::BackendKind;
+use crate::error::{Error, Result};
+use crate::measure::{ColdSettings, HotSettings};
+use crate::output::{self, BenchReport, RunReport, StateReport};
+use crate::state::{ExecConfig, State};
+
+/// Exit code: every state ran.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: at least one state failed (the JSON says which and why).
+pub const EXIT_FAILED: i32 = 1;
+/// Exit code: bad command line.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code: the device could not be opened.
+pub const EXIT_NO_DEVICE: i32 = 3;
+
+/// Runs the bench binary with the process's arguments and exits.
+///
+/// ```no_run
+/// use gputune_runtime::{Bench, BenchResult, State};
+///
+/// fn sum(state: &mut State<'_>) -> BenchResult {
+///     let n = state.get_int64("Elements")? as usize;
+///     let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+///     state.add_element_count(n as u64);
+///     state.add_global_memory_reads::<f32>(n as u64);
+///     state.exec(|_| {
+///         std::hint::black_box(data.iter().sum::<f32>());
+///         Ok::<(), std::convert::Infallible>(())
+///     });
+///     Ok(())
+/// }
+///
+/// fn main() {
+///     gputune_runtime::main(vec![Bench::new("sum", sum).add_int64_axis("Elements", [1 << 20])]);
+/// }
+/// ```
+pub fn main(benches: Vec<Bench>) -> ! {
+    main_with(benches, Criteria::builtin())
+}
+
+/// [`main`] with custom stopping criteria registered.
+pub fn main_with(benches: Vec<Bench>, criteria: Criteria) -> ! {
+    let args: Vec<String> = std::env::args().collect();
+    let code = match run(&args, benches, criteria) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            match e {
+                Error::Usage(_) => EXIT_USAGE,
+                Error::NoDevice(_) => EXIT_NO_DEVICE,
+                _ => EXIT_FAILED,
+            }
+        }
+    };
+    std::process::exit(code)
+}
+
+/// Runs the bench binary with `args` (the first being the program name) and returns the
+/// exit code. Errors are usage errors or a device that cannot be opened.
+pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Result<i32> {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                print!("{e}");
+                return Ok(EXIT_OK);
+            }
+            // clap's first line names the problem and what is allowed; the rest is usage.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
+            return Err(Error::Usage(first.to_string()));
+        }
+    };
+    cli.validate()?;
+
+    let selected = select_benches(&benches, &cli.benchmarks)?;
+    benches = benches
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| selected.contains(i))
+        .map(|(_, b)| b)
+        .collect();
+    apply_overrides(&mut benches, &cli.axes)?;
+
+    if cli.list {
+        println!("{}", serde_json::to_string_pretty(&list_json(&benches, &selected)).unwrap_or_default());
+        return Ok(EXIT_OK);
+    }
+
+    if !criteria.names().contains(&cli.stopping_criterion.as_str()) {
+        return Err(Error::Usage(format!(
+            "unknown stopping criterion `{}`; known: {}",
+            cli.stopping_criterion,
+            criteria.names().join(", ")
+        )));
+    }
+    let mut params = CriterionParams {
+        max_noise: cli.max_noise / 100.0,
+        min_time: cli.min_time,
+        max_angle: cli.max_angle,
+        min_r2: cli.min_r2,
+        target_samples: cli.target_samples,
+        ..CriterionParams::default()
+    };
+    params.extra.extend(cli.extra_params()?);
+    let config = ExecConfig {
+        criteria,
+        criterion: cli.stopping_criterion.clone(),
+        params,
+        cold: ColdSettings {
+            min_samples: cli.min_samples,
+            timeout: cli.timeout,
+            throttle_threshold: cli.throttle_threshold / 100.0,
+        },
+        hot: HotSettings {
+            batch_target_time: cli.batch_target_time,
+            timeout: cli.timeout,
+            ..HotSettings::default()
+        },
+        no_batch: cli.no_batch,
+        variant: cli.variant.clone(),
+    };
+
+    let mut backends = Backends::open(&benches, &cli)?;
+    let mut report = RunReport {
+        argv: args.to_vec(),
+        devices: backends.devices(),
+        benchmarks: Vec::new(),
+    };
+    let total: usize = benches.iter().map(Bench::state_count).sum();
+    let mut done = 0usize;
+    for (b, &index) in benches.iter().zip(&selected) {
+        let mut states = Vec::new();
+        for (type_index, inst) in b.instances.iter().enumerate() {
+            if !b.live_instances().any(|l| std::ptr::eq(l, inst)) {
+                continue;
+            }
+            for point in value_points(b) {
+                done += 1;
+                let mut axis_values: Vec<(String, AxisValue)> = b
+                    .type_axis_names
+                    .iter()
+                    .zip(&inst.types)
+                    .map(|(n, t)| (n.clone(), AxisValue::Type(t.clone())))
+                    .collect();
+                axis_values.extend(point);
+                let (device_index, backend) = backends.for_bench(b.backend, cli.cpu);
+                let device_id = backend.as_ref().map_or(0, |be| be.device().id);
+                let name = std::iter::once(format!("Device={device_id}"))
+                    .chain(axis_values.iter().map(|(n, v)| format!("{n}={}", v.display())))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                eprintln!("Run:  [{done}/{total}] {} [{name}]", b.name);
+                let outcome = match backend {
+                    None => crate::state::Outcome {
+                        skipped: Some("this bench needs CUDA and --cpu was given".into()),
+                        ..Default::default()
+                    },
+                    Some(backend) => {
+                        let mut state = State::new(axis_values.clone(), backend, &config);
+                        if let Err(e) = (inst.function)(&mut state) {
+                            state.outcome.error.get_or_insert_with(|| e.to_string());
+                        }
+                        if !state.executed && state.outcome.skipped.is_none() && state.outcome.error.is_none() {
+                            state.outcome.error = Some("the bench function never called exec".into());
+                        }
+                        state.outcome
+                    }
+                };
+                let state = StateReport {
+                    name,
+                    device: device_index,
+                    type_config_index: type_index,
+                    axis_values,
+                    outcome,
+                };
+                eprintln!("{}", progress_line(&state));
+                states.push(state);
+            }
+        }
+        report.benchmarks.push(BenchReport {
+            name: b.name.clone(),
+            index,
+            tunes: b.tunes.clone(),
+            backend: b.backend,
+            axes: b.axes.clone(),
+            states,
+        });
+    }
+
+    let table = output::to_table(&report);
+    let doc = output::to_json(&report);
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| Error::Device(format!("cannot serialise the results: {e}")))?;
+    match cli.json.as_deref() {
+        Some("-") => {
+            eprint!("{table}");
+            println!("{text}");
+        }
+        Some(path) => {
+            print!("{table}");
+            write_atomically(path, &text)?;
+        }
+        None => print!("{table}"),
+    }
+    let _ = std::io::stdout().flush();
+    let failed = report
+        .benchmarks
+        .iter()
+        .flat_map(|b| &b.states)
+        .any(|s| s.status() == "failed");
+    Ok(if failed { EXIT_FAILED } else { EXIT_OK })
+}
+
+fn progress_line(s: &StateReport) -> String {
+    let o = &s.outcome;
+    if let Some(r) = &o.skipped {
+        return format!("Skip: {r}");
+    }
+    if let Some(e) = &o.error {
+        return format!("Fail: {e}");
+    }
+    match &o.cold {
+        Some(c) => {
+            let g = crate::stats::Summary::of(&c.gpu_times);
+            let mut line = format!(
+                "Pass: Cold: {} GPU, {} samples, {:.2}% noise{}",
+                g.map_or("n/a".into(), |g| output::format_duration(g.mean)),
+                c.gpu_times.len(),
+                g.map_or(f64::NAN, |g| g.stdev_relative * 100.0),
+                if c.timed_out { ", timed out" } else { "" }
+            );
+            if let Some(h) = &o.hot {
+                line.push_str(&format!(" | Batch: {} GPU, {} executions", output::format_duration(h.mean()), h.executions));
+            }
+            line
+        }
+        None => "Fail: nothing measured".into(),
+    }
+}
+
+/// Writes via a temporary file and a rename, so a reader never sees half a document.
+fn write_atomically(path: &str, text: &str) -> Result<()> {
+    let io = |source| Error::Io {
+        path: path.to_string(),
+        source,
+    };
+    let tmp = format!("{path}.tmp{}", std::process::id());
+    std::fs::write(&tmp, text).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+fn select_benches(benches: &[Bench], wanted: &[String]) -> Result<Vec<usize>> {
+    if wanted.is_empty() {
+        return Ok((0..benches.len()).collect());
+    }
+    let mut out = Vec::new();
+    for w in wanted {
+        let found = benches
+            .iter()
+            .position(|b| &b.name == w)
+            .or_else(|| w.parse::<usize>().ok().filter(|i| *i < benches.len()));
+        match found {
+            Some(i) if !out.contains(&i) => out.push(i),
+            Some(_) => {}
+            None => {
+                let names: Vec<&str> = benches.iter().map(|b| b.name.as_str()).collect();
+                return Err(Error::Usage(format!(
+                    "unknown bench `{w}`; benches: {}",
+                    names.join(", ")
+                )));
+            }
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+fn apply_overrides(benches: &mut [Bench], specs: &[String]) -> Result<()> {
+    for spec in specs {
+        let o = AxisOverride::parse(spec)?;
+        let mut matched = false;
+        for b in benches.iter_mut() {
+            for axis in b.axes.iter_mut() {
+                if axis.answers_to(&o.name) {
+                    axis.values = o.apply(axis)?;
+                    matched = true;
+                }
+            }
+        }
+        if !matched {
+            let mut names: Vec<&str> = benches.iter().flat_map(|b| b.axes.iter().map(|a| a.name.as_str())).collect();
+            names.dedup();
+            return Err(Error::Usage(format!(
+                "unknown axis `{}`; axes: {}",
+                o.name,
+                if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The Cartesian product of the value (non-type) axes, last axis fastest.
+fn value_points(b: &Bench) -> Vec<Vec<(String, AxisValue)>> {
+    let mut points: Vec<Vec<(String, AxisValue)>> = vec![Vec::new()];
+    for axis in b.axes.iter().filter(|a| !matches!(a.values, AxisValues::Type(_))) {
+        let mut next = Vec::new();
+        for p in &points {
+            for i in 0..axis.values.len() {
+                if let Some(v) = axis.values.value(i) {
+                    let mut q = p.clone();
+                    q.push((axis.name.clone(), v));
+                    next.push(q);
+                }
+            }
+        }
+        points = next;
+    }
+    points
+}
+
+fn list_json(benches: &[Bench], indices: &[usize]) -> serde_json::Value {
+    json!({
+        "protocol": crate::output::JSON_VERSION.0,
+        "benchmarks": benches.iter().zip(indices).map(|(b, i)| json!({
+            "name": b.name,
+            "index": i,
+            "tunes": b.tunes,
+            "backend": b.backend,
+            "axes": output::axes_json(&b.axes),
+            "states": b.state_count(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The backends a run needs, opened once up front so a missing device fails fast.
+struct Backends {
+    cpu: Option<CpuBackend>,
+    #[cfg(feature = "cuda")]
+    cuda: Option<crate::backend::cuda::CudaBackend>,
+}
+
+impl Backends {
+    fn open(benches: &[Bench], cli: &Cli) -> Result<Backends> {
+        let wants = |k: BackendKind| benches.iter().any(|b| b.backend == k);
+        let needs_cpu = wants(BackendKind::Cpu) && benches.iter().any(|b| b.state_count() > 0);
+        let needs_cuda = !cli.cpu && wants(BackendKind::Cuda);
+        let cpu = if needs_cpu {
+            Some(CpuBackend::open(if cli.cpu { 0 } else { cli.device.min(0) })?)
+        } else {
+            None
+        };
+        #[cfg(feature = "cuda")]
+        let cuda = if needs_cuda {
+            Some(crate::backend::cuda::CudaBackend::open(cli.device)?)
+        } else {
+            None
+        };
+        #[cfg(not(feature = "cuda"))]
+        if needs_cuda {
+            return Err(Error::NoDevice(
+                "a selected bench needs CUDA, but gputune-runtime was built without its `cuda` feature".into(),
+            ));
+        }
+        Ok(Backends {
+            cpu,
+            #[cfg(feature = "cuda")]
+            cuda,
+        })
+    }
+
+    fn devices(&self) -> Vec<crate::device::DeviceInfo> {
+        let mut d = Vec::new();
+        if let Some(c) = &self.cpu {
+            d.push(c.device().clone());
+        }
+        #[cfg(feature = "cuda")]
+        if let Some(c) = &self.cuda {
+            d.push(c.device().clone());
+        }
+        d
+    }
+
+    /// The backend for a bench and the index of its device in [`Backends::devices`];
+    /// `None` when the bench needs CUDA but the run is CPU-only.
+    fn for_bench(&mut self, kind: BackendKind, cpu_only: bool) -> (Option<usize>, Option<&mut dyn Backend>) {
+        let cpu_index = self.cpu.as_ref().map(|_| 0);
+        match kind {
+            BackendKind::Cpu => (cpu_index, self.cpu.as_mut().map(|b| b as &mut dyn Backend)),
+            BackendKind::Cuda if cpu_only => (None, None),
+            BackendKind::Cuda => {
+                #[cfg(feature = "cuda")]
+                {
+                    let index = cpu_index.map_or(0, |_| 1);
+                    (Some(index), self.cuda.as_mut().map(|b| b as &mut dyn Backend))
+                }
+                #[cfg(not(feature = "cuda"))]
+                (None, None)
+            }
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! `State`: one point of a bench's axes, what the bench function sees.
+
+use serde::Serialize;
+
+use crate::axis::AxisValue;
+use crate::backend::Backend;
+use crate::criterion::{Criteria, CriterionParams};
+use crate::device::DeviceInfo;
+use crate::error::{BoxError, Error, Result};
+use crate::launch::Launch;
+use crate::measure::{self, ColdMeasurement, ColdSettings, HotMeasurement, HotSettings};
+
+/// How states are measured: chosen once per run from the command line.
+#[derive(Debug, Default)]
+pub struct ExecConfig {
+    /// The criteria known by name.
+    pub criteria: Criteria,
+    /// The criterion to use (`--stopping-criterion`, default `stdrel`).
+    pub criterion: String,
+    /// Parameters of the criteria.
+    pub params: CriterionParams,
+    /// Cold-loop settings.
+    pub cold: ColdSettings,
+    /// Hot-loop settings.
+    pub hot: HotSettings,
+    /// Skip the hot loop (`--no-batch`).
+    pub no_batch: bool,
+    /// The variant label `--variant` selected, if any.
+    pub variant: Option<String>,
+}
+
+/// What happened to a state, as plain data for the output stage.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Outcome {
+    /// Items processed per execution (`add_element_count`).
+    pub element_count: u64,
+    /// Global-memory bytes read per execution.
+    pub read_bytes: u64,
+    /// Global-memory bytes written per execution.
+    pub write_bytes: u64,
+    /// Why the state was skipped, if it was.
+    pub skipped: Option<String>,
+    /// Why the state failed, if it did.
+    pub error: Option<String>,
+    /// The stopping criterion used and its parameters.
+    pub criterion: Option<(String, Vec<(String, f64)>)>,
+    /// Cold measurement, when `exec` ran.
+    pub cold: Option<ColdMeasurement>,
+    /// Hot measurement, when `exec` ran with batching.
+    pub hot: Option<HotMeasurement>,
+}
+
+/// One state of a bench: its axis values, and the measurement of its launches.
+pub struct State<'r> {
+    pub(crate) axis_values: Vec<(String, AxisValue)>,
+    pub(crate) backend: &'r mut dyn Backend,
+    pub(crate) config: &'r ExecConfig,
+    pub(crate) outcome: Outcome,
+    pub(crate) executed: bool,
+}
+
+impl<'r> State<'r> {
+    pub(crate) fn new(
+        axis_values: Vec<(String, AxisValue)>,
+        backend: &'r mut dyn Backend,
+        config: &'r ExecConfig,
+    ) -> State<'r> {
+        State {
+            axis_values,
+            backend,
+            config,
+            outcome: Outcome::default(),
+            executed: false,
+        }
+    }
+
+    fn value(&self, name: &str) -> Result<&AxisValue> {
+        self.axis_values
+            .iter()
+            .find(|(n, _)| n == name || crate::axis::AxisName::parse(n).plain == name)
+            .map(|(_, v)| v)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.axis_values.iter().map(|(n, _)| n.as_str()).collect();
+                Error::Usage(format!(
+                    "no axis `{name}` in this bench; its axes are: {}",
+                    names.join(", ")
+                ))
+            })
+    }
+
+    /// The value of an integer or power-of-two axis (`"Elements{io}"` or `"Elements"`).
+    pub fn get_int64(&self, name: &str) -> Result<i64> {
+        match self.value(name)? {
+            AxisValue::Int64(v) | AxisValue::Int64Pow2 { value: v, .. } => Ok(*v),
+            other => Err(Error::Usage(format!("axis `{name}` is not an integer axis: {other:?}"))),
+        }
+    }
+
+    /// The value of a floating-point axis.
+    pub fn get_float64(&self, name: &str) -> Result<f64> {
+        match self.value(name)? {
+            AxisValue::Float64(v) => Ok(*v),
+            other => Err(Error::Usage(format!("axis `{name}` is not a float axis: {other:?}"))),
+        }
+    }
+
+    /// The value of a string axis.
+    pub fn get_string(&self, name: &str) -> Result<&str> {
+        match self.value(name)? {
+            AxisValue::String(v) => Ok(v),
+            other => Err(Error::Usage(format!("axis `{name}` is not a string axis: {other:?}"))),
+        }
+    }
+
+    /// The type name this instance was monomorphised for on a type axis.
+    pub fn get_type(&self, name: &str) -> Result<&str> {
+        match self.value(name)? {
+            AxisValue::Type(v) => Ok(v),
+            other => Err(Error::Usage(format!("axis `{name}` is not a type axis: {other:?}"))),
+        }
+    }
+
+    /// All axis values of the state, full names first.
+    pub fn axis_values(&self) -> &[(String, AxisValue)] {
+        &self.axis_values
+    }
+
+    /// The device the state runs on.
+    pub fn device(&self) -> &DeviceInfo {
+        self.backend.device()
+    }
+
+    /// The variant label `--variant` selected, if any.
+    pub fn variant(&self) -> Option<&str> {
+        self.config.variant.as_deref()
+    }
+
+    /// The CUDA context and stream, for allocating buffers and loading modules.
+    #[cfg(feature = "cuda")]
+    pub fn cuda(&self) -> Result<&crate::backend::cuda::CudaHandles> {
+        self.backend.cuda().ok_or_else(|| {
+            Error::NoDevice("this bench needs CUDA but runs on the CPU backend".into())
+        })
+    }
+
+    /// Declares how many items one execution processes (for items/s).
+    pub fn add_element_count(&mut self, count: u64) {
+        self.outcome.element_count += count;
+    }
+
+    /// Declares `count` elements of `T` read from global memory per execution.
+    pub fn add_global_memory_reads<T>(&mut self, count: u64) {
+        self.outcome.read_bytes += count * std::mem::size_of::<T>() as u64;
+    }
+
+    /// Declares `count` elements of `T` written to global memory per execution.
+    pub fn add_global_memory_writes<T>(&mut self, count: u64) {
+        self.outcome.write_bytes += count * std::mem::size_of::<T>() as u64;
+    }
+
+    /// Skips this state; `exec` then does nothing. The reason is reported.
+    pub fn skip(&mut self, reason: impl Into<String>) {
+        self.outcome.skipped = Some(reason.into());
+    }
+
+    /// Whether the state has been skipped.
+    pub fn is_skipped(&self) -> bool {
+        self.outcome.skipped.is_some()
+    }
+
+    /// Measures `launches`: a warm-up, the cold loop under the run's stopping criterion,
+    /// then (unless `--no-batch`) the hot loop. Errors are recorded on the state, which the
+    /// output reports as failed; the bench function goes on.
+    pub fn exec<F, E>(&mut self, launches: F)
+    where
+        F: FnMut(&mut Launch<'_>) -> std::result::Result<(), E>,
+        E: Into<BoxError>,
+    {
+        self.exec_inner(launches, self.config.no_batch);
+    }
+
+    /// Like [`State::exec`] but never runs the hot loop (nvbench's `exec_tag::no_batch`),
+    /// for launches that cannot run back to back.
+    pub fn exec_no_batch<F, E>(&mut self, launches: F)
+    where
+        F: FnMut(&mut Launch<'_>) -> std::result::Result<(), E>,
+        E: Into<BoxError>,
+    {
+        self.exec_inner(launches, true);
+    }
+
+    fn exec_inner<F, E>(&mut self, mut launches: F, no_batch: bool)
+    where
+        F: FnMut(&mut Launch<'_>) -> std::result::Result<(), E>,
+        E: Into<BoxError>,
+    {
+        if self.is_skipped() || self.outcome.error.is_some() {
+            return;
+        }
+        if self.executed {
+            self.outcome.error = Some("exec was called twice for one state".into());
+            return;
+        }
+        self.executed = true;
+        let Some(mut criterion) = self
+            .config
+            .criteria
+            .create(&self.config.criterion, &self.config.params)
+        else {
+            self.outcome.error = Some(format!("unknown stopping criterion `{}`", self.config.criterion));
+            return;
+        };
+        self.outcome.criterion = Some((criterion.name().to_string(), criterion.params()));
+        let mut f = |l: &mut Launch<'_>| launches(l).map_err(Into::into);
+        let cold = match measure::measure_cold(self.backend, &mut f, criterion.as_mut(), &self.config.cold) {
+            Ok(c) => c,
+            Err(e) => {
+                self.outcome.error = Some(e.to_string());
+                return;
+            }
+        };
+        let estimate = crate::stats::mean(&cold.gpu_times);
+        self.outcome.cold = Some(cold);
+        if no_batch {
+            return;
+        }
+        match measure::measure_hot(self.backend, &mut f, estimate, &self.config.hot) {
+            Ok(h) => self.outcome.hot = Some(h),
+            Err(e) => self.outcome.error = Some(e.to_string()),
+        }
+    }
+}
