@@ -25,7 +25,7 @@ pub struct TypeInstance {
 ///
 /// fn fill<T: Default + Clone>(state: &mut State<'_>) -> BenchResult {
 ///     let n = state.get_int64("Elements")? as usize;
-///     state.exec(|_| { std::hint::black_box(vec![T::default(); n]); Ok::<(), std::convert::Infallible>(()) });
+///     state.exec(|_| { std::hint::black_box(vec![T::default(); n]); Ok(()) });
 ///     Ok(())
 /// }
 ///

@@ -24,7 +24,7 @@ pub enum Error {
     Device(String),
     /// The spin kernel that holds the stream was released by its own timeout: the launches
     /// enqueued behind it did not start within the limit.
-    #[error("the blocking kernel timed out after {seconds:.1} s: the launches behind it did not start in time (too many launches per sample, or a hung device)")]
+    #[error("the blocking kernel timed out after {seconds} s: the launches behind it did not start in time (too many launches per sample, or a hung device)")]
     BlockingKernelTimeout {
         /// The limit that fired, in seconds.
         seconds: f64,

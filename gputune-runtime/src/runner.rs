@@ -43,7 +43,7 @@ pub const EXIT_NO_DEVICE: i32 = 3;
 ///     state.add_global_memory_reads::<f32>(n as u64);
 ///     state.exec(|_| {
 ///         std::hint::black_box(data.iter().sum::<f32>());
-///         Ok::<(), std::convert::Infallible>(())
+///         Ok(())
 ///     });
 ///     Ok(())
 /// }
@@ -365,7 +365,7 @@ impl Backends {
         let needs_cpu = wants(BackendKind::Cpu) && benches.iter().any(|b| b.state_count() > 0);
         let needs_cuda = !cli.cpu && wants(BackendKind::Cuda);
         let cpu = if needs_cpu {
-            Some(CpuBackend::open(if cli.cpu { 0 } else { cli.device.min(0) })?)
+            Some(CpuBackend::open(0)?)
         } else {
             None
         };

@@ -6,7 +6,7 @@ use crate::axis::AxisValue;
 use crate::backend::Backend;
 use crate::criterion::{Criteria, CriterionParams};
 use crate::device::DeviceInfo;
-use crate::error::{BoxError, Error, Result};
+use crate::error::{BenchResult, Error, Result};
 use crate::launch::Launch;
 use crate::measure::{self, ColdMeasurement, ColdSettings, HotMeasurement, HotSettings};
 
@@ -168,31 +168,28 @@ impl<'r> State<'r> {
         self.outcome.skipped.is_some()
     }
 
-    /// Measures `launches`: a warm-up, the cold loop under the run's stopping criterion,
+    /// Measures `launches` (a closure returning [`BenchResult`], so `?` works inside it): a warm-up, the cold loop under the run's stopping criterion,
     /// then (unless `--no-batch`) the hot loop. Errors are recorded on the state, which the
     /// output reports as failed; the bench function goes on.
-    pub fn exec<F, E>(&mut self, launches: F)
+    pub fn exec<F>(&mut self, launches: F)
     where
-        F: FnMut(&mut Launch<'_>) -> std::result::Result<(), E>,
-        E: Into<BoxError>,
+        F: FnMut(&mut Launch<'_>) -> BenchResult,
     {
         self.exec_inner(launches, self.config.no_batch);
     }
 
     /// Like [`State::exec`] but never runs the hot loop (nvbench's `exec_tag::no_batch`),
     /// for launches that cannot run back to back.
-    pub fn exec_no_batch<F, E>(&mut self, launches: F)
+    pub fn exec_no_batch<F>(&mut self, launches: F)
     where
-        F: FnMut(&mut Launch<'_>) -> std::result::Result<(), E>,
-        E: Into<BoxError>,
+        F: FnMut(&mut Launch<'_>) -> BenchResult,
     {
         self.exec_inner(launches, true);
     }
 
-    fn exec_inner<F, E>(&mut self, mut launches: F, no_batch: bool)
+    fn exec_inner<F>(&mut self, mut launches: F, no_batch: bool)
     where
-        F: FnMut(&mut Launch<'_>) -> std::result::Result<(), E>,
-        E: Into<BoxError>,
+        F: FnMut(&mut Launch<'_>) -> BenchResult,
     {
         if self.is_skipped() || self.outcome.error.is_some() {
             return;
@@ -211,7 +208,7 @@ impl<'r> State<'r> {
             return;
         };
         self.outcome.criterion = Some((criterion.name().to_string(), criterion.params()));
-        let mut f = |l: &mut Launch<'_>| launches(l).map_err(Into::into);
+        let mut f = |l: &mut Launch<'_>| launches(l);
         let cold = match measure::measure_cold(self.backend, &mut f, criterion.as_mut(), &self.config.cold) {
             Ok(c) => c,
             Err(e) => {

@@ -1,7 +1,7 @@
 //! The CPU backend: CPU code timed with the monotonic clock.
 //!
-//! A cold sample first writes a buffer as large as the last-level cache (the CPU's
-//! counterpart of nvbench's L2 flush), so every sample starts with cold caches.
+//! A cold sample first writes a buffer as large as the last-level cache, capped at 32 MiB
+//! (the CPU's counterpart of nvbench's L2 flush), so every sample starts with cold caches.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -13,6 +13,11 @@ use crate::launch::Launch;
 
 /// Used when the cache size cannot be read from sysfs.
 const FALLBACK_CACHE_BYTES: u64 = 32 << 20;
+/// The flush never writes more than this. Servers (and VMs that show the host's cache)
+/// report last-level caches of hundreds of MiB; writing all of it before every sample would
+/// cost tens of milliseconds per sample. 32 MiB evicts the private caches and the share of a
+/// shared L3 that one process realistically owns.
+const MAX_FLUSH_BYTES: u64 = 32 << 20;
 
 /// Times CPU code with [`Instant`].
 #[derive(Debug)]
@@ -50,7 +55,7 @@ impl CpuBackend {
         };
         Ok(CpuBackend {
             info,
-            flush: vec![0; cache as usize],
+            flush: vec![0; cache.min(MAX_FLUSH_BYTES) as usize],
             flushes: 0,
         })
     }

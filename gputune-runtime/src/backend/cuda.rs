@@ -17,8 +17,8 @@ use std::sync::{Arc, Once};
 use std::time::Instant;
 
 use cudarc::driver::{
-    result as driver, sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice,
-    CudaStream, DevicePtr, DriverError, LaunchConfig, PushKernelArg,
+    result as driver, sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream,
+    DevicePtr, DriverError, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys, Ptx};
 
@@ -53,7 +53,7 @@ const TIMESTAMP_KERNEL: &str = "gputune_timestamp";
 /// (nvbench does the same).
 ///
 /// `sm_52` and PTX 7.0 keep the text loadable on every GPU a CUDA 13 driver supports.
-const KERNELS_PTX: &str = r#"
+const KERNELS_PTX: &str = r"
 .version 7.0
 .target sm_52
 .address_size 64
@@ -113,7 +113,7 @@ $L_spin_done:
 $L_timestamp_done:
 	ret;
 }
-"#;
+";
 
 /// What a bench uses to allocate buffers, copy data and load its kernels on the measured
 /// device.
@@ -209,7 +209,10 @@ impl CudaBackend {
 
     fn open_with_driver(ordinal: u32) -> Result<CudaBackend> {
         let version = driver_version().map_err(|e| {
-            Error::NoDevice(format!("cannot query the NVIDIA driver version: {}", describe(e)))
+            Error::NoDevice(format!(
+                "cannot query the NVIDIA driver version: {}",
+                describe(e)
+            ))
         })?;
         if version < MIN_DRIVER_VERSION {
             return Err(Error::NoDevice(format!(
@@ -220,11 +223,13 @@ impl CudaBackend {
             )));
         }
         driver::init().map_err(|e| {
-            Error::NoDevice(format!("the CUDA driver failed to initialise: {}", describe(e)))
+            Error::NoDevice(format!(
+                "the CUDA driver failed to initialise: {}",
+                describe(e)
+            ))
         })?;
-        let count = driver::device::get_count().map_err(|e| {
-            Error::NoDevice(format!("cannot count CUDA devices: {}", describe(e)))
-        })?;
+        let count = driver::device::get_count()
+            .map_err(|e| Error::NoDevice(format!("cannot count CUDA devices: {}", describe(e))))?;
         if i64::from(ordinal) >= i64::from(count) {
             let visible = std::env::var("CUDA_VISIBLE_DEVICES")
                 .map(|v| format!(" (CUDA_VISIBLE_DEVICES={v})"))
@@ -246,6 +251,11 @@ impl CudaBackend {
 
     /// Everything past identification: the device exists, so failures are device errors.
     fn with_context(info: DeviceInfo, context: Arc<CudaContext>) -> Result<CudaBackend> {
+        // SAFETY: cudarc's event tracking orders buffer use across streams by recording an
+        // event on every slice at every launch — work that would land inside the timed
+        // region. A bench does all its work on the one measurement stream (documented on
+        // `CudaHandles`), where stream order already serialises it.
+        unsafe { context.disable_event_tracking() };
         let stream = context
             .new_stream()
             .map_err(device_error("creating the measurement stream"))?;
@@ -282,8 +292,9 @@ impl CudaBackend {
             }
             _ => None,
         };
-        let mapped = MappedWords::new(&context)
-            .map_err(device_error("allocating host-mapped memory for the spin kernel"))?;
+        let mapped = MappedWords::new(&context).map_err(device_error(
+            "allocating host-mapped memory for the spin kernel",
+        ))?;
         Ok(CudaBackend {
             timestamp_blocks: info.sm_count.unwrap_or(1).max(1),
             info,
@@ -421,7 +432,10 @@ impl Backend for CudaBackend {
             .start
             .elapsed_ms(&self.stop)
             .map_err(device_error("reading the event times"))?;
-        let timestamps = shared.timestamps.each_ref().map(|t| t.load(Ordering::SeqCst));
+        let timestamps = shared
+            .timestamps
+            .each_ref()
+            .map(|t| t.load(Ordering::SeqCst));
         Ok(ColdSample {
             gpu_time: f64::from(gpu_ms) / 1e3,
             cpu_time,
@@ -517,16 +531,16 @@ impl MappedWords {
         context.bind_to_thread()?;
         let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
         // SAFETY: a plain allocation; it is initialised below before any use.
-        let host = unsafe { driver::malloc_host(std::mem::size_of::<Shared>(), flags) }?
-            .cast::<Shared>();
+        let host =
+            unsafe { driver::malloc_host(std::mem::size_of::<Shared>(), flags) }?.cast::<Shared>();
         // SAFETY: `host` is a fresh, page-aligned allocation of the right size.
         unsafe {
             host.write(Shared {
                 flag: AtomicU32::new(1),
                 timeout_marker: AtomicU32::new(0),
                 timestamps: Default::default(),
-            })
-        };
+            });
+        }
         let mut device: sys::CUdeviceptr = 0;
         // SAFETY: `host` was allocated with DEVICEMAP in this (current) context. With UVA the
         // device address usually equals `host`, but only the driver can say.
@@ -654,10 +668,7 @@ fn device_info(ordinal: u32, raw: &RawAttributes) -> DeviceInfo {
         sm_default_clock_rate: khz_to_hz(raw.clock_rate_khz),
         memory_clock_rate: khz_to_hz(raw.memory_clock_rate_khz),
         memory_bus_width: positive(raw.global_memory_bus_width_bits),
-        global_memory_size: raw
-            .total_memory_bytes
-            .map(|b| b as u64)
-            .filter(|&b| b > 0),
+        global_memory_size: raw.total_memory_bytes.map(|b| b as u64).filter(|&b| b > 0),
         cache_size: positive(raw.l2_cache_size_bytes).map(u64::from),
         max_threads_per_block: positive(raw.max_threads_per_block),
         shared_memory_per_block: positive(raw.max_shared_memory_per_block_optin).map(u64::from),
@@ -714,14 +725,18 @@ enum CompileFailure {
 /// The NVRTC option list for one target.
 fn nvrtc_options(defines: &[(&str, String)], target: &Target) -> Vec<String> {
     let mut options = vec![target.option()];
-    options.extend(defines.iter().map(|(name, value)| format!("-D{name}={value}")));
+    options.extend(
+        defines
+            .iter()
+            .map(|(name, value)| format!("-D{name}={value}")),
+    );
     options
 }
 
 /// Compiles `source` for compute capability `cc` (`major * 10 + minor`).
 fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<Ptx> {
-    let cc = u32::try_from(cc)
-        .map_err(|_| Error::Device(format!("invalid compute capability {cc}")))?;
+    let cc =
+        u32::try_from(cc).map_err(|_| Error::Device(format!("invalid compute capability {cc}")))?;
     let src = CString::new(source)
         .map_err(|_| Error::Device("the kernel source contains a NUL byte".into()))?;
     if let Some((name, value)) = defines
@@ -857,7 +872,12 @@ fn supported_archs() -> Option<Vec<u32>> {
     unsafe { nvrtc_sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) }
         .result()
         .ok()?;
-    Some(archs.into_iter().filter_map(|a| u32::try_from(a).ok()).collect())
+    Some(
+        archs
+            .into_iter()
+            .filter_map(|a| u32::try_from(a).ok())
+            .collect(),
+    )
 }
 
 /// A NUL-terminated C buffer as a string (everything if there is no NUL).
@@ -1048,7 +1068,10 @@ mod tests {
         // cudarc hands the text to the driver as a C string.
         assert!(!KERNELS_PTX.contains('\0'));
         // Every brace opened is closed: a truncated edit would fail to JIT at run time.
-        assert_eq!(KERNELS_PTX.matches('{').count(), KERNELS_PTX.matches('}').count());
+        assert_eq!(
+            KERNELS_PTX.matches('{').count(),
+            KERNELS_PTX.matches('}').count()
+        );
     }
 
     #[test]
