@@ -128,7 +128,11 @@ impl Bench {
     }
 
     /// A power-of-two axis given by exponents: `[16, 20]` means 2^16 and 2^20.
-    pub fn add_int64_power_of_two_axis(self, name: &str, exponents: impl IntoIterator<Item = u32>) -> Bench {
+    pub fn add_int64_power_of_two_axis(
+        self,
+        name: &str,
+        exponents: impl IntoIterator<Item = u32>,
+    ) -> Bench {
         self.add_axis(name, AxisValues::Int64Pow2(exponents.into_iter().collect()))
     }
 
@@ -138,7 +142,11 @@ impl Bench {
     }
 
     /// A string axis.
-    pub fn add_string_axis<S: Into<String>>(self, name: &str, values: impl IntoIterator<Item = S>) -> Bench {
+    pub fn add_string_axis<S: Into<String>>(
+        self,
+        name: &str,
+        values: impl IntoIterator<Item = S>,
+    ) -> Bench {
         self.add_axis(
             name,
             AxisValues::String(values.into_iter().map(Into::into).collect()),

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 /// Command line of a bench binary.
 #[derive(Debug, Parser)]
 #[command(
+    allow_negative_numbers = true,
     about = "A gputune bench binary (nvbench-style command line)",
     after_help = "Examples:\n  \
         BENCH --list\n  \
@@ -90,14 +91,22 @@ impl Cli {
         ];
         for (flag, v) in positive {
             if !(v.is_finite() && v > 0.0) {
-                return Err(Error::Usage(format!("{flag} must be a positive number, not {v}")));
+                return Err(Error::Usage(format!(
+                    "{flag} must be a positive number, not {v}"
+                )));
             }
         }
         if !(self.min_time.is_finite() && self.min_time >= 0.0) {
-            return Err(Error::Usage(format!("--min-time must be zero or positive, not {}", self.min_time)));
+            return Err(Error::Usage(format!(
+                "--min-time must be zero or positive, not {}",
+                self.min_time
+            )));
         }
         if !(0.0..=1.0).contains(&self.min_r2) {
-            return Err(Error::Usage(format!("--min-r2 must be within 0..=1, not {}", self.min_r2)));
+            return Err(Error::Usage(format!(
+                "--min-r2 must be within 0..=1, not {}",
+                self.min_r2
+            )));
         }
         if !(0.0..=100.0).contains(&self.throttle_threshold) {
             return Err(Error::Usage(format!(
@@ -177,7 +186,9 @@ impl AxisOverride {
         }
         let rhs = rhs.trim();
         let values = if let Some(inner) = rhs.strip_prefix('[') {
-            let inner = inner.strip_suffix(']').ok_or_else(|| usage("`[` without `]`"))?;
+            let inner = inner
+                .strip_suffix(']')
+                .ok_or_else(|| usage("`[` without `]`"))?;
             if inner.contains(':') {
                 let parts: Vec<&str> = inner.split(':').map(str::trim).collect();
                 match parts.as_slice() {
@@ -220,10 +231,16 @@ impl AxisOverride {
             match &self.values {
                 RawValues::List(items) => items
                     .iter()
-                    .map(|s| s.parse::<i64>().map_err(|_| bad(format!("`{s}` is not {what}"))))
+                    .map(|s| {
+                        s.parse::<i64>()
+                            .map_err(|_| bad(format!("`{s}` is not {what}")))
+                    })
                     .collect(),
                 RawValues::Range { start, stop, step } => {
-                    let p = |s: &String| s.parse::<i64>().map_err(|_| bad(format!("`{s}` is not {what}")));
+                    let p = |s: &String| {
+                        s.parse::<i64>()
+                            .map_err(|_| bad(format!("`{s}` is not {what}")))
+                    };
                     let (a, b, s) = (p(start)?, p(stop)?, p(step)?);
                     if s <= 0 {
                         return Err(bad(format!("range step must be positive, not {s}")));
@@ -262,23 +279,36 @@ impl AxisOverride {
             }
             _ if self.pow2 => Err(bad("[pow2] applies only to integer axes".into())),
             AxisValues::Float64(_) => {
-                let p = |s: &String| s.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| bad(format!("`{s}` is not a number")));
+                let p = |s: &String| {
+                    s.parse::<f64>()
+                        .ok()
+                        .filter(|v| v.is_finite())
+                        .ok_or_else(|| bad(format!("`{s}` is not a number")))
+                };
                 match &self.values {
-                    RawValues::List(items) => Ok(AxisValues::Float64(items.iter().map(p).collect::<Result<_>>()?)),
+                    RawValues::List(items) => Ok(AxisValues::Float64(
+                        items.iter().map(p).collect::<Result<_>>()?,
+                    )),
                     RawValues::Range { start, stop, step } => {
                         let (a, b, s) = (p(start)?, p(stop)?, p(step)?);
                         if s <= 0.0 || b < a {
-                            return Err(bad(format!("range [{a}:{b}:{s}] is empty or its step is not positive")));
+                            return Err(bad(format!(
+                                "range [{a}:{b}:{s}] is empty or its step is not positive"
+                            )));
                         }
                         // Count steps rather than accumulate, so 0:1:0.1 ends at 1.0 exactly once.
                         let n = ((b - a) / s + 1e-9).floor() as usize;
-                        Ok(AxisValues::Float64((0..=n).map(|i| a + i as f64 * s).collect()))
+                        Ok(AxisValues::Float64(
+                            (0..=n).map(|i| a + i as f64 * s).collect(),
+                        ))
                     }
                 }
             }
             AxisValues::String(_) => match &self.values {
                 RawValues::List(items) => Ok(AxisValues::String(items.clone())),
-                RawValues::Range { .. } => Err(bad("a string axis takes a list, not a range".into())),
+                RawValues::Range { .. } => {
+                    Err(bad("a string axis takes a list, not a range".into()))
+                }
             },
             AxisValues::Type(declared) => match &self.values {
                 RawValues::List(items) => {
@@ -315,11 +345,17 @@ mod tests {
         assert_eq!(o.name, "Elements{io}");
         assert!(o.pow2);
         let a = axis("Elements{io}", AxisValues::Int64Pow2(vec![10]));
-        assert_eq!(o.apply(&a).expect("valid"), AxisValues::Int64Pow2(vec![16, 20, 24, 28]));
+        assert_eq!(
+            o.apply(&a).expect("valid"),
+            AxisValues::Int64Pow2(vec![16, 20, 24, 28])
+        );
 
         let o = AxisOverride::parse("N=[1, 2,3]").expect("valid");
         let a = axis("N", AxisValues::Int64(vec![0]));
-        assert_eq!(o.apply(&a).expect("valid"), AxisValues::Int64(vec![1, 2, 3]));
+        assert_eq!(
+            o.apply(&a).expect("valid"),
+            AxisValues::Int64(vec![1, 2, 3])
+        );
         let o = AxisOverride::parse("N=7").expect("valid");
         assert_eq!(o.apply(&a).expect("valid"), AxisValues::Int64(vec![7]));
         let o = AxisOverride::parse("N[pow2]=3").expect("valid");
@@ -327,25 +363,44 @@ mod tests {
 
         let f = axis("Alpha", AxisValues::Float64(vec![0.5]));
         let o = AxisOverride::parse("Alpha=[0:1:0.25]").expect("valid");
-        assert_eq!(o.apply(&f).expect("valid"), AxisValues::Float64(vec![0.0, 0.25, 0.5, 0.75, 1.0]));
+        assert_eq!(
+            o.apply(&f).expect("valid"),
+            AxisValues::Float64(vec![0.0, 0.25, 0.5, 0.75, 1.0])
+        );
     }
 
     #[test]
     fn bad_overrides_say_what_is_allowed() {
-        for spec in ["Elements", "=3", "N=[1,2", "N=[1::2:3]", "N[log]=3", "N=[1,,2]"] {
+        for spec in [
+            "Elements",
+            "=3",
+            "N=[1,2",
+            "N=[1::2:3]",
+            "N[log]=3",
+            "N=[1,,2]",
+        ] {
             let err = AxisOverride::parse(spec).expect_err(spec).to_string();
             assert!(err.contains("write Name=v"), "{spec}: {err}");
         }
         let pow2 = axis("Elements{io}", AxisValues::Int64Pow2(vec![10]));
         let err = AxisOverride::parse("Elements{io}=1024").and_then(|o| o.apply(&pow2));
-        assert!(err.expect_err("needs [pow2]").to_string().contains("[pow2]"));
+        assert!(err
+            .expect_err("needs [pow2]")
+            .to_string()
+            .contains("[pow2]"));
         let ints = axis("N", AxisValues::Int64(vec![0]));
         let err = AxisOverride::parse("N=abc").and_then(|o| o.apply(&ints));
-        assert!(err.expect_err("not an int").to_string().contains("`abc` is not an integer"));
+        assert!(err
+            .expect_err("not an int")
+            .to_string()
+            .contains("`abc` is not an integer"));
         let err = AxisOverride::parse("N=[5:1]").and_then(|o| o.apply(&ints));
         assert!(err.expect_err("empty").to_string().contains("empty"));
         let types = axis("T{ct}", AxisValues::Type(vec!["f32".into(), "f64".into()]));
         let err = AxisOverride::parse("T{ct}=i8").and_then(|o| o.apply(&types));
-        assert!(err.expect_err("undeclared").to_string().contains("declared: f32, f64"));
+        assert!(err
+            .expect_err("undeclared")
+            .to_string()
+            .contains("declared: f32, f64"));
     }
 }

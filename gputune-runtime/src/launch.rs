@@ -27,7 +27,9 @@ impl Launch<'_> {
     #[cfg(feature = "cuda")]
     pub fn stream(&self) -> crate::Result<&std::sync::Arc<cudarc::driver::CudaStream>> {
         self.stream.ok_or_else(|| {
-            crate::Error::NoDevice("this bench launches CUDA work but runs on the CPU backend".into())
+            crate::Error::NoDevice(
+                "this bench launches CUDA work but runs on the CPU backend".into(),
+            )
         })
     }
 }

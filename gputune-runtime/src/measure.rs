@@ -92,7 +92,8 @@ pub fn measure_cold_with_clock(
     };
     loop {
         let sample = backend.cold_sample(launches)?;
-        let throttled = matches!((sample.sm_clock_rate, throttle_floor), (Some(c), Some(f)) if c < f);
+        let throttled =
+            matches!((sample.sm_clock_rate, throttle_floor), (Some(c), Some(f)) if c < f);
         if throttled {
             m.throttled_samples += 1;
         } else {
@@ -185,7 +186,9 @@ pub fn measure_hot(
         total_time: 0.0,
         timed_out: false,
     };
-    while m.total_time < settings.batch_target_time || (m.batch_means.len() as u64) < settings.min_batches {
+    while m.total_time < settings.batch_target_time
+        || (m.batch_means.len() as u64) < settings.min_batches
+    {
         let t = backend.hot_batch(launches, batch_size)?;
         m.total_time += t;
         m.executions += batch_size;
@@ -287,8 +290,9 @@ mod tests {
             timeout: 3.0,
             ..ColdSettings::default()
         };
-        let m = measure_cold_with_clock(&mut sim, &mut noop(), &mut never, &settings, &|| wall.get())
-            .expect("simulated device does not fail");
+        let m =
+            measure_cold_with_clock(&mut sim, &mut noop(), &mut never, &settings, &|| wall.get())
+                .expect("simulated device does not fail");
         assert!(m.timed_out);
         // warm-up at 0.5 s, then samples at 1.0 … 3.5: the sixth sample crosses 3 s.
         assert_eq!(m.gpu_times.len(), 6);
@@ -302,8 +306,10 @@ mod tests {
             min_samples: 25,
             ..ColdSettings::default()
         };
-        let m = measure_cold_with_clock(&mut sim, &mut noop(), &mut entropy, &settings, &|| wall.get())
-            .expect("simulated device does not fail");
+        let m = measure_cold_with_clock(&mut sim, &mut noop(), &mut entropy, &settings, &|| {
+            wall.get()
+        })
+        .expect("simulated device does not fail");
         assert!(!m.timed_out);
         // constant samples satisfy entropy at once; the first even count ≥ 25 is 26.
         assert_eq!(m.gpu_times.len(), 26);
@@ -315,8 +321,14 @@ mod tests {
         // warm-up, then two throttled samples (0.5 GHz < 0.75 · 1 GHz), then normal ones.
         sim.clocks = vec![1.0e9, 0.5e9, 0.7e9, 0.9e9];
         let mut ten = SampleCount::new(10);
-        let m = measure_cold_with_clock(&mut sim, &mut noop(), &mut ten, &ColdSettings::default(), &|| wall.get())
-            .expect("simulated device does not fail");
+        let m = measure_cold_with_clock(
+            &mut sim,
+            &mut noop(),
+            &mut ten,
+            &ColdSettings::default(),
+            &|| wall.get(),
+        )
+        .expect("simulated device does not fail");
         assert_eq!(m.throttled_samples, 2);
         assert_eq!(m.gpu_times.len(), 10);
         assert_eq!(sim.samples, 13);
@@ -329,8 +341,14 @@ mod tests {
         let mut failing = |_: &mut Launch<'_>| -> std::result::Result<(), crate::BoxError> {
             Err("out of resources".into())
         };
-        let err = measure_cold_with_clock(&mut sim, &mut failing, &mut ten, &ColdSettings::default(), &|| wall.get())
-            .expect_err("launch fails");
+        let err = measure_cold_with_clock(
+            &mut sim,
+            &mut failing,
+            &mut ten,
+            &ColdSettings::default(),
+            &|| wall.get(),
+        )
+        .expect_err("launch fails");
         assert!(err.to_string().contains("out of resources"));
     }
 

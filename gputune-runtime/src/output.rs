@@ -97,46 +97,172 @@ fn f(v: f64) -> Value {
 pub fn summaries(outcome: &Outcome, device: Option<&DeviceInfo>) -> Vec<Value> {
     let mut out = Vec::new();
     if let Some(cold) = &outcome.cold {
-        out.push(summary("nv/cold/sample_size", "Samples", "sample_size", "Number of cold samples kept", json!(cold.gpu_times.len())));
+        out.push(summary(
+            "nv/cold/sample_size",
+            "Samples",
+            "sample_size",
+            "Number of cold samples kept",
+            json!(cold.gpu_times.len()),
+        ));
         if let Some(cpu) = Summary::of(&cold.cpu_times) {
-            out.push(summary("nv/cold/time/cpu/mean", "CPU Time", "duration", "Mean isolated kernel execution time (measured on host CPU)", f(cpu.mean)));
-            out.push(summary("nv/cold/time/cpu/stdev/relative", "Noise", "percentage", "Relative standard deviation of isolated CPU times", f(cpu.stdev_relative)));
+            out.push(summary(
+                "nv/cold/time/cpu/mean",
+                "CPU Time",
+                "duration",
+                "Mean isolated kernel execution time (measured on host CPU)",
+                f(cpu.mean),
+            ));
+            out.push(summary(
+                "nv/cold/time/cpu/stdev/relative",
+                "Noise",
+                "percentage",
+                "Relative standard deviation of isolated CPU times",
+                f(cpu.stdev_relative),
+            ));
         }
         if let Some(gpu) = Summary::of(&cold.gpu_times) {
             let s = |t: &str, n: &str, h: &str, d: &str, v: f64| summary(t, n, h, d, f(v));
             out.push(s("nv/cold/time/gpu/mean", "GPU Time", "duration", "Mean isolated kernel execution time (measured with CUDA events on a GPU, the monotonic clock on a CPU)", gpu.mean));
-            out.push(s("nv/cold/time/gpu/stdev/relative", "Noise", "percentage", "Relative standard deviation of isolated GPU times", gpu.stdev_relative));
-            out.push(s("nv/cold/time/gpu/stdev/absolute", "Stdev", "duration", "Standard deviation of isolated GPU times", gpu.stdev));
-            out.push(s("nv/cold/time/gpu/min", "Min GPU Time", "duration", "Fastest isolated GPU time", gpu.min));
-            out.push(s("nv/cold/time/gpu/max", "Max GPU Time", "duration", "Slowest isolated GPU time", gpu.max));
-            out.push(s("nv/cold/time/gpu/median", "Median GPU Time", "duration", "Median isolated GPU time", gpu.median));
-            out.push(s("nv/cold/time/gpu/q1", "Q1 GPU Time", "duration", "First quartile of isolated GPU times", gpu.q1));
-            out.push(s("nv/cold/time/gpu/q3", "Q3 GPU Time", "duration", "Third quartile of isolated GPU times", gpu.q3));
-            out.push(s("nv/cold/time/gpu/iqr", "IQR", "duration", "Interquartile range of isolated GPU times", gpu.iqr));
+            out.push(s(
+                "nv/cold/time/gpu/stdev/relative",
+                "Noise",
+                "percentage",
+                "Relative standard deviation of isolated GPU times",
+                gpu.stdev_relative,
+            ));
+            out.push(s(
+                "nv/cold/time/gpu/stdev/absolute",
+                "Stdev",
+                "duration",
+                "Standard deviation of isolated GPU times",
+                gpu.stdev,
+            ));
+            out.push(s(
+                "nv/cold/time/gpu/min",
+                "Min GPU Time",
+                "duration",
+                "Fastest isolated GPU time",
+                gpu.min,
+            ));
+            out.push(s(
+                "nv/cold/time/gpu/max",
+                "Max GPU Time",
+                "duration",
+                "Slowest isolated GPU time",
+                gpu.max,
+            ));
+            out.push(s(
+                "nv/cold/time/gpu/median",
+                "Median GPU Time",
+                "duration",
+                "Median isolated GPU time",
+                gpu.median,
+            ));
+            out.push(s(
+                "nv/cold/time/gpu/q1",
+                "Q1 GPU Time",
+                "duration",
+                "First quartile of isolated GPU times",
+                gpu.q1,
+            ));
+            out.push(s(
+                "nv/cold/time/gpu/q3",
+                "Q3 GPU Time",
+                "duration",
+                "Third quartile of isolated GPU times",
+                gpu.q3,
+            ));
+            out.push(s(
+                "nv/cold/time/gpu/iqr",
+                "IQR",
+                "duration",
+                "Interquartile range of isolated GPU times",
+                gpu.iqr,
+            ));
             if outcome.element_count > 0 {
-                out.push(s("nv/cold/bw/item_rate", "Elem/s", "item_rate", "Number of input elements processed per second", outcome.element_count as f64 / gpu.mean));
+                out.push(s(
+                    "nv/cold/bw/item_rate",
+                    "Elem/s",
+                    "item_rate",
+                    "Number of input elements processed per second",
+                    outcome.element_count as f64 / gpu.mean,
+                ));
             }
             let bytes = outcome.read_bytes + outcome.write_bytes;
             if bytes > 0 {
                 let bw = bytes as f64 / gpu.mean;
-                out.push(s("nv/cold/bw/global/bytes_per_second", "GlobalMem BW", "byte_rate", "Number of bytes read/written per second", bw));
+                out.push(s(
+                    "nv/cold/bw/global/bytes_per_second",
+                    "GlobalMem BW",
+                    "byte_rate",
+                    "Number of bytes read/written per second",
+                    bw,
+                ));
                 if let Some(peak) = device.and_then(DeviceInfo::peak_bandwidth) {
-                    out.push(s("nv/cold/bw/global/utilization", "BWUtil", "percentage", "Global device memory utilization as a percentage of peak bandwidth", bw / peak));
+                    out.push(s(
+                        "nv/cold/bw/global/utilization",
+                        "BWUtil",
+                        "percentage",
+                        "Global device memory utilization as a percentage of peak bandwidth",
+                        bw / peak,
+                    ));
                 }
             }
         }
         if let Some(clock) = Summary::of(&cold.sm_clock_rates) {
-            out.push(summary("nv/cold/sm_clock_rate/mean", "Clock Rate", "frequency", "Mean SM clock rate during the kept samples", f(clock.mean)));
+            out.push(summary(
+                "nv/cold/sm_clock_rate/mean",
+                "Clock Rate",
+                "frequency",
+                "Mean SM clock rate during the kept samples",
+                f(clock.mean),
+            ));
         }
-        out.push(summary("gputune/cold/throttled_samples", "Throttled", "sample_size", "Samples discarded because the SM clock was throttled", json!(cold.throttled_samples)));
-        out.push(summary("nv/cold/walltime", "Walltime", "duration", "Wall time of the cold loop, warm-up included", f(cold.wall_time)));
-        out.push(summary("gputune/cold/timed_out", "Timed out", "flag", "Whether the wall-clock timeout ended the cold loop", json!(if cold.timed_out { 1 } else { 0 })));
+        out.push(summary(
+            "gputune/cold/throttled_samples",
+            "Throttled",
+            "sample_size",
+            "Samples discarded because the SM clock was throttled",
+            json!(cold.throttled_samples),
+        ));
+        out.push(summary(
+            "nv/cold/walltime",
+            "Walltime",
+            "duration",
+            "Wall time of the cold loop, warm-up included",
+            f(cold.wall_time),
+        ));
+        out.push(summary(
+            "gputune/cold/timed_out",
+            "Timed out",
+            "flag",
+            "Whether the wall-clock timeout ended the cold loop",
+            json!(if cold.timed_out { 1 } else { 0 }),
+        ));
     }
     if let Some(hot) = &outcome.hot {
-        out.push(summary("nv/batch/sample_size", "Samples", "sample_size", "Number of batched executions", json!(hot.executions)));
-        out.push(summary("nv/batch/time/gpu/mean", "Batch GPU", "duration", "Mean batched kernel execution time", f(hot.mean())));
+        out.push(summary(
+            "nv/batch/sample_size",
+            "Samples",
+            "sample_size",
+            "Number of batched executions",
+            json!(hot.executions),
+        ));
+        out.push(summary(
+            "nv/batch/time/gpu/mean",
+            "Batch GPU",
+            "duration",
+            "Mean batched kernel execution time",
+            f(hot.mean()),
+        ));
         if let Some(b) = Summary::of(&hot.batch_means) {
-            out.push(summary("nv/batch/time/gpu/stdev/relative", "Noise", "percentage", "Relative standard deviation of the batch means", f(b.stdev_relative)));
+            out.push(summary(
+                "nv/batch/time/gpu/stdev/relative",
+                "Noise",
+                "percentage",
+                "Relative standard deviation of the batch means",
+                f(b.stdev_relative),
+            ));
         }
     }
     out
@@ -172,7 +298,9 @@ pub fn axes_json(axes: &[Axis]) -> Value {
                 .map(|v| {
                     let mut o = json!({ "input_string": v.display(), "description": "" });
                     match v {
-                        AxisValue::Int64(x) | AxisValue::Int64Pow2 { value: x, .. } => o["value"] = json!(x),
+                        AxisValue::Int64(x) | AxisValue::Int64Pow2 { value: x, .. } => {
+                            o["value"] = json!(x)
+                        }
                         AxisValue::Float64(x) => o["value"] = f(x),
                         AxisValue::String(s) | AxisValue::Type(s) => o["value"] = json!(s),
                     }
@@ -195,7 +323,9 @@ pub fn axes_json(axes: &[Axis]) -> Value {
 
 fn axis_value_json(name: &str, v: &AxisValue) -> Value {
     match v {
-        AxisValue::Int64(x) | AxisValue::Int64Pow2 { value: x, .. } => json!({ "name": name, "type": "int64", "value": x.to_string() }),
+        AxisValue::Int64(x) | AxisValue::Int64Pow2 { value: x, .. } => {
+            json!({ "name": name, "type": "int64", "value": x.to_string() })
+        }
         AxisValue::Float64(x) => json!({ "name": name, "type": "float64", "value": x.to_string() }),
         AxisValue::String(s) => json!({ "name": name, "type": "string", "value": s }),
         AxisValue::Type(s) => json!({ "name": name, "type": "type", "value": s }),
@@ -306,8 +436,19 @@ pub fn to_table(report: &RunReport) -> String {
         out.push_str(&format!("## {}\n\n", b.name));
         let mut header: Vec<String> = b.axes.iter().map(|a| a.name.clone()).collect();
         header.extend(
-            ["Samples", "CPU Time", "Noise", "GPU Time", "Noise", "Elem/s", "GlobalMem BW", "BWUtil", "Samples", "Batch GPU"]
-                .map(String::from),
+            [
+                "Samples",
+                "CPU Time",
+                "Noise",
+                "GPU Time",
+                "Noise",
+                "Elem/s",
+                "GlobalMem BW",
+                "BWUtil",
+                "Samples",
+                "Batch GPU",
+            ]
+            .map(String::from),
         );
         let mut rows: Vec<Vec<String>> = Vec::new();
         for s in &b.states {
@@ -338,9 +479,17 @@ pub fn to_table(report: &RunReport) -> String {
                 row.push(gpu.map_or("n/a".into(), |g| format_duration(g.mean)));
                 row.push(gpu.map_or("n/a".into(), |g| percent(g.stdev_relative)));
                 let mean = gpu.map_or(f64::NAN, |g| g.mean);
-                row.push(if o.element_count > 0 { format_rate(o.element_count as f64 / mean, "") } else { String::new() });
+                row.push(if o.element_count > 0 {
+                    format_rate(o.element_count as f64 / mean, "")
+                } else {
+                    String::new()
+                });
                 let bytes = (o.read_bytes + o.write_bytes) as f64;
-                row.push(if bytes > 0.0 { format_rate(bytes / mean, "B/s") } else { String::new() });
+                row.push(if bytes > 0.0 {
+                    format_rate(bytes / mean, "B/s")
+                } else {
+                    String::new()
+                });
                 row.push(match device.and_then(DeviceInfo::peak_bandwidth) {
                     Some(peak) if bytes > 0.0 => percent(bytes / mean / peak),
                     _ => String::new(),

@@ -86,7 +86,11 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
             }
             // clap's first line names the problem and what is allowed; the rest is usage.
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("bad arguments")
+                .trim_start_matches("error: ");
             return Err(Error::Usage(first.to_string()));
         }
     };
@@ -102,7 +106,10 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
     apply_overrides(&mut benches, &cli.axes)?;
 
     if cli.list {
-        println!("{}", serde_json::to_string_pretty(&list_json(&benches, &selected)).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&list_json(&benches, &selected)).unwrap_or_default()
+        );
         return Ok(EXIT_OK);
     }
 
@@ -166,7 +173,11 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
                 let (device_index, backend) = backends.for_bench(b.backend, cli.cpu);
                 let device_id = backend.as_ref().map_or(0, |be| be.device().id);
                 let name = std::iter::once(format!("Device={device_id}"))
-                    .chain(axis_values.iter().map(|(n, v)| format!("{n}={}", v.display())))
+                    .chain(
+                        axis_values
+                            .iter()
+                            .map(|(n, v)| format!("{n}={}", v.display())),
+                    )
                     .collect::<Vec<_>>()
                     .join(" ");
                 eprintln!("Run:  [{done}/{total}] {} [{name}]", b.name);
@@ -180,8 +191,12 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
                         if let Err(e) = (inst.function)(&mut state) {
                             state.outcome.error.get_or_insert_with(|| e.to_string());
                         }
-                        if !state.executed && state.outcome.skipped.is_none() && state.outcome.error.is_none() {
-                            state.outcome.error = Some("the bench function never called exec".into());
+                        if !state.executed
+                            && state.outcome.skipped.is_none()
+                            && state.outcome.error.is_none()
+                        {
+                            state.outcome.error =
+                                Some("the bench function never called exec".into());
                         }
                         state.outcome
                     }
@@ -209,7 +224,8 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
 
     let table = output::to_table(&report);
     let doc = output::to_json(&report);
-    let text = serde_json::to_string_pretty(&doc).map_err(|e| Error::Device(format!("cannot serialise the results: {e}")))?;
+    let text = serde_json::to_string_pretty(&doc)
+        .map_err(|e| Error::Device(format!("cannot serialise the results: {e}")))?;
     match cli.json.as_deref() {
         Some("-") => {
             eprint!("{table}");
@@ -249,7 +265,11 @@ fn progress_line(s: &StateReport) -> String {
                 if c.timed_out { ", timed out" } else { "" }
             );
             if let Some(h) = &o.hot {
-                line.push_str(&format!(" | Batch: {} GPU, {} executions", output::format_duration(h.mean()), h.executions));
+                line.push_str(&format!(
+                    " | Batch: {} GPU, {} executions",
+                    output::format_duration(h.mean()),
+                    h.executions
+                ));
             }
             line
         }
@@ -307,12 +327,19 @@ fn apply_overrides(benches: &mut [Bench], specs: &[String]) -> Result<()> {
             }
         }
         if !matched {
-            let mut names: Vec<&str> = benches.iter().flat_map(|b| b.axes.iter().map(|a| a.name.as_str())).collect();
+            let mut names: Vec<&str> = benches
+                .iter()
+                .flat_map(|b| b.axes.iter().map(|a| a.name.as_str()))
+                .collect();
             names.dedup();
             return Err(Error::Usage(format!(
                 "unknown axis `{}`; axes: {}",
                 o.name,
-                if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
+                if names.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    names.join(", ")
+                }
             )));
         }
     }
@@ -322,7 +349,11 @@ fn apply_overrides(benches: &mut [Bench], specs: &[String]) -> Result<()> {
 /// The Cartesian product of the value (non-type) axes, last axis fastest.
 fn value_points(b: &Bench) -> Vec<Vec<(String, AxisValue)>> {
     let mut points: Vec<Vec<(String, AxisValue)>> = vec![Vec::new()];
-    for axis in b.axes.iter().filter(|a| !matches!(a.values, AxisValues::Type(_))) {
+    for axis in b
+        .axes
+        .iter()
+        .filter(|a| !matches!(a.values, AxisValues::Type(_)))
+    {
         let mut next = Vec::new();
         for p in &points {
             for i in 0..axis.values.len() {
@@ -402,7 +433,11 @@ impl Backends {
 
     /// The backend for a bench and the index of its device in [`Backends::devices`];
     /// `None` when the bench needs CUDA but the run is CPU-only.
-    fn for_bench(&mut self, kind: BackendKind, cpu_only: bool) -> (Option<usize>, Option<&mut dyn Backend>) {
+    fn for_bench(
+        &mut self,
+        kind: BackendKind,
+        cpu_only: bool,
+    ) -> (Option<usize>, Option<&mut dyn Backend>) {
         let cpu_index = self.cpu.as_ref().map(|_| 0);
         match kind {
             BackendKind::Cpu => (cpu_index, self.cpu.as_mut().map(|b| b as &mut dyn Backend)),
@@ -411,7 +446,10 @@ impl Backends {
                 #[cfg(feature = "cuda")]
                 {
                     let index = cpu_index.map_or(0, |_| 1);
-                    (Some(index), self.cuda.as_mut().map(|b| b as &mut dyn Backend))
+                    (
+                        Some(index),
+                        self.cuda.as_mut().map(|b| b as &mut dyn Backend),
+                    )
                 }
                 #[cfg(not(feature = "cuda"))]
                 (None, None)

@@ -92,7 +92,9 @@ impl<'r> State<'r> {
     pub fn get_int64(&self, name: &str) -> Result<i64> {
         match self.value(name)? {
             AxisValue::Int64(v) | AxisValue::Int64Pow2 { value: v, .. } => Ok(*v),
-            other => Err(Error::Usage(format!("axis `{name}` is not an integer axis: {other:?}"))),
+            other => Err(Error::Usage(format!(
+                "axis `{name}` is not an integer axis: {other:?}"
+            ))),
         }
     }
 
@@ -100,7 +102,9 @@ impl<'r> State<'r> {
     pub fn get_float64(&self, name: &str) -> Result<f64> {
         match self.value(name)? {
             AxisValue::Float64(v) => Ok(*v),
-            other => Err(Error::Usage(format!("axis `{name}` is not a float axis: {other:?}"))),
+            other => Err(Error::Usage(format!(
+                "axis `{name}` is not a float axis: {other:?}"
+            ))),
         }
     }
 
@@ -108,7 +112,9 @@ impl<'r> State<'r> {
     pub fn get_string(&self, name: &str) -> Result<&str> {
         match self.value(name)? {
             AxisValue::String(v) => Ok(v),
-            other => Err(Error::Usage(format!("axis `{name}` is not a string axis: {other:?}"))),
+            other => Err(Error::Usage(format!(
+                "axis `{name}` is not a string axis: {other:?}"
+            ))),
         }
     }
 
@@ -116,7 +122,9 @@ impl<'r> State<'r> {
     pub fn get_type(&self, name: &str) -> Result<&str> {
         match self.value(name)? {
             AxisValue::Type(v) => Ok(v),
-            other => Err(Error::Usage(format!("axis `{name}` is not a type axis: {other:?}"))),
+            other => Err(Error::Usage(format!(
+                "axis `{name}` is not a type axis: {other:?}"
+            ))),
         }
     }
 
@@ -204,12 +212,20 @@ impl<'r> State<'r> {
             .criteria
             .create(&self.config.criterion, &self.config.params)
         else {
-            self.outcome.error = Some(format!("unknown stopping criterion `{}`", self.config.criterion));
+            self.outcome.error = Some(format!(
+                "unknown stopping criterion `{}`",
+                self.config.criterion
+            ));
             return;
         };
         self.outcome.criterion = Some((criterion.name().to_string(), criterion.params()));
         let mut f = |l: &mut Launch<'_>| launches(l);
-        let cold = match measure::measure_cold(self.backend, &mut f, criterion.as_mut(), &self.config.cold) {
+        let cold = match measure::measure_cold(
+            self.backend,
+            &mut f,
+            criterion.as_mut(),
+            &self.config.cold,
+        ) {
             Ok(c) => c,
             Err(e) => {
                 self.outcome.error = Some(e.to_string());

@@ -58,7 +58,9 @@ pub fn sum_chunked<T: Element>(data: &[T], threads: usize, chunk: usize) -> T {
     let chunk = chunk.max(1);
     let n_chunks = data.len().div_ceil(chunk);
     if threads == 1 || n_chunks <= 1 {
-        return data.chunks(chunk).fold(T::default(), |a, c| a + sum_lanes(c));
+        return data
+            .chunks(chunk)
+            .fold(T::default(), |a, c| a + sum_lanes(c));
     }
     let next = AtomicUsize::new(0);
     let worker = || {
@@ -73,7 +75,9 @@ pub fn sum_chunked<T: Element>(data: &[T], threads: usize, chunk: usize) -> T {
         }
     };
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads.min(n_chunks)).map(|_| s.spawn(worker)).collect();
+        let handles: Vec<_> = (0..threads.min(n_chunks))
+            .map(|_| s.spawn(worker))
+            .collect();
         handles.into_iter().fold(T::default(), |a, h| {
             // A worker only panics on a bug; carry the panic to the caller unchanged.
             a + h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
@@ -86,7 +90,7 @@ mod tests {
     use super::*;
 
     fn reference(n: usize) -> f64 {
-        (0..n).map(|i| f64::from_index(i)).sum()
+        (0..n).map(f64::from_index).sum()
     }
 
     #[test]

@@ -8,7 +8,9 @@ use gputune_runtime::{type_instances, Bench, BenchResult, State};
 
 /// Non-zero, index-dependent input: never time or verify on zeros.
 fn input<T: Element>(n: usize) -> Vec<T> {
-    (0..n).map(|i| T::from_f64(((i % 1021) as f64 + 1.0) * 0.5)).collect()
+    (0..n)
+        .map(|i| T::from_f64(((i % 1021) as f64 + 1.0) * 0.5))
+        .collect()
 }
 
 fn scale<T: Element>(state: &mut State<'_>) -> BenchResult {
@@ -23,11 +25,17 @@ fn scale<T: Element>(state: &mut State<'_>) -> BenchResult {
     let a = T::from_f64(3.0);
 
     // Check the variant once before timing it: poison the output with NaN, run, compare.
-    cuda.stream.memcpy_htod(&vec![T::from_f64(f64::NAN); n], &mut y)?;
+    cuda.stream
+        .memcpy_htod(&vec![T::from_f64(f64::NAN); n], &mut y)?;
     kernel.launch(&cuda.stream, &x, &mut y, a)?;
     let out = cuda.stream.clone_dtoh(&y)?;
     if let Some(i) = (0..n).find(|&i| out[i].to_f64() != 3.0 * host[i].to_f64()) {
-        return Err(format!("wrong result at {i}: {} != 3 * {}", out[i].to_f64(), host[i].to_f64()).into());
+        return Err(format!(
+            "wrong result at {i}: {} != 3 * {}",
+            out[i].to_f64(),
+            host[i].to_f64()
+        )
+        .into());
     }
 
     state.add_element_count(n as u64);

@@ -90,7 +90,11 @@ impl Scale {
         let n = x.len().min(y.len());
         let per_block = u64::from(self.ipt) * u64::from(self.tpb);
         if (n as u64).div_ceil(per_block) > u64::from(u32::MAX) {
-            return Err(format!("{n} elements need more than 2^32 blocks at ipt={} tpb={}", self.ipt, self.tpb).into());
+            return Err(format!(
+                "{n} elements need more than 2^32 blocks at ipt={} tpb={}",
+                self.ipt, self.tpb
+            )
+            .into());
         }
         let n64 = n as u64;
         let mut builder = stream.launch_builder(&self.function);

@@ -193,7 +193,11 @@ mod tests {
     use super::*;
     use crate::stats::linear_regression;
 
-    fn stop_at(c: &mut Entropy, min_samples: u64, stream: impl Iterator<Item = f64>) -> Option<u64> {
+    fn stop_at(
+        c: &mut Entropy,
+        min_samples: u64,
+        stream: impl Iterator<Item = f64>,
+    ) -> Option<u64> {
         c.initialize();
         for (i, s) in stream.enumerate() {
             c.add_measurement(s);
@@ -252,7 +256,9 @@ mod tests {
         let mut all = Vec::new();
         let mut state = 12345u64;
         for i in 0..2000 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let y = (i as f64).sqrt() + (state >> 40) as f64 * 1e-7;
             line.push(y);
             all.push(y);
@@ -260,7 +266,10 @@ mod tests {
                 let window = &all[all.len().saturating_sub(WINDOW)..];
                 let (slope, _, r2) = linear_regression(window).expect("two points");
                 let (s, r) = line.fit().expect("two points");
-                assert!((s - slope).abs() < 1e-9 * slope.abs().max(1e-3), "{s} vs {slope} at {i}");
+                assert!(
+                    (s - slope).abs() < 1e-9 * slope.abs().max(1e-3),
+                    "{s} vs {slope} at {i}"
+                );
                 assert!((r - r2).abs() < 1e-6, "{r} vs {r2} at {i}");
             }
         }

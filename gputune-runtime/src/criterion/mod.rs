@@ -105,7 +105,9 @@ impl Criteria {
         };
         c.register("stdrel", |p| Box::new(Stdrel::new(p.max_noise, p.min_time)));
         c.register("entropy", |p| Box::new(Entropy::new(p.max_angle, p.min_r2)));
-        c.register("sample-count", |p| Box::new(SampleCount::new(p.target_samples)));
+        c.register("sample-count", |p| {
+            Box::new(SampleCount::new(p.target_samples))
+        });
         c
     }
 
@@ -125,7 +127,11 @@ impl Criteria {
     }
 
     /// A fresh criterion called `name`, or `None` if no such criterion is registered.
-    pub fn create(&self, name: &str, params: &CriterionParams) -> Option<Box<dyn StoppingCriterion>> {
+    pub fn create(
+        &self,
+        name: &str,
+        params: &CriterionParams,
+    ) -> Option<Box<dyn StoppingCriterion>> {
         self.factories
             .iter()
             .find(|(n, _)| n == name)

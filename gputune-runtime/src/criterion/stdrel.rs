@@ -159,7 +159,11 @@ mod tests {
         let n = samples_until_finished(&mut c, jittered(1e-3, 0.2, 100_000)).expect("stops");
         let noise = c.noise().expect("estimated");
         assert!(noise > 0.05, "noise {noise}");
-        assert_eq!(n % PLATEAU_CHECK_EVERY, 0, "the plateau rule stops on a check, at {n}");
+        assert_eq!(
+            n % PLATEAU_CHECK_EVERY,
+            0,
+            "the plateau rule stops on a check, at {n}"
+        );
         assert!(n > 500, "min-time still holds, stopped at {n}");
         assert!(n < 100_000);
     }

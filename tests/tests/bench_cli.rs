@@ -1,0 +1,253 @@
+//! End-to-end tests of the bench-binary protocol: build the real example bench binaries and
+//! drive them as `cargo gputune` will, through their command line and JSON.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// Builds the bench target `bench` of `package` (dev profile) and returns its executable.
+fn bench_binary(package: &str, bench: &str) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "--message-format=json",
+            "-p",
+            package,
+            "--bench",
+            bench,
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "building {package}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == bench)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .expect("the build names the bench executable")
+}
+
+fn reduce() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| bench_binary("gputune-example-reduce-cpu", "reduce"))
+}
+
+fn run(bin: &PathBuf, args: &[&str]) -> Output {
+    Command::new(bin)
+        .args(args)
+        .output()
+        .expect("the bench binary starts")
+}
+
+fn summary(state: &Value, tag: &str) -> Option<f64> {
+    state["summaries"]
+        .as_array()?
+        .iter()
+        .find(|s| s["tag"] == tag)?["data"][0]["value"]
+        .as_str()?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn list_describes_benches_and_axes() {
+    let out = run(reduce(), &["--list"]);
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("--list prints JSON");
+    assert_eq!(doc["protocol"], 1);
+    let b = &doc["benchmarks"][0];
+    assert_eq!(b["name"], "reduce");
+    assert_eq!(b["backend"], "cpu");
+    let axes = b["axes"].as_array().expect("axes");
+    let names: Vec<&str> = axes.iter().filter_map(|a| a["name"].as_str()).collect();
+    assert_eq!(names, ["T{ct}", "Elements{io}", "Threads", "Chunk"]);
+    assert_eq!(axes[0]["type"], "type");
+    assert_eq!(axes[0]["compile_time"], true);
+    assert_eq!(axes[1]["flags"], "pow2");
+    assert_eq!(axes[1]["importance_ordered"], true);
+    assert_eq!(axes[1]["values"][0]["value"], 1 << 16);
+    assert_eq!(axes[1]["values"][0]["input_string"], "2^16");
+    assert_eq!(b["states"], 2 * 3 * 2 * 2);
+}
+
+#[test]
+fn a_run_writes_nvbench_layout_json_with_raw_samples() {
+    let dir = std::env::temp_dir().join(format!("gputune-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let json = dir.join("out.json");
+    let out = run(
+        reduce(),
+        &[
+            "-a",
+            "T{ct}=f64",
+            "-a",
+            "Elements{io}[pow2]=12",
+            "-a",
+            "Threads=1",
+            "-a",
+            "Chunk=[256,1024]",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "20",
+            "--batch-target-time",
+            "0.01",
+            "--json",
+            json.to_str().expect("utf-8 path"),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("| T{ct} | Elements{io} | Threads | Chunk |"),
+        "{table}"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written"))
+        .expect("valid JSON");
+    assert_eq!(doc["meta"]["version"]["json"]["major"], 1);
+    assert!(doc["meta"]["argv"].as_array().is_some_and(|a| a.len() > 5));
+    assert_eq!(doc["devices"][0]["backend"], "cpu");
+    let states = doc["benchmarks"][0]["states"].as_array().expect("states");
+    assert_eq!(states.len(), 2);
+    for st in states {
+        assert_eq!(st["status"], "ok");
+        assert_eq!(st["is_skipped"], false);
+        assert_eq!(st["criterion"]["name"], "sample-count");
+        assert_eq!(st["criterion"]["params"]["target-samples"], 20.0);
+        let values: Vec<&str> = st["axis_values"]
+            .as_array()
+            .expect("axis values")
+            .iter()
+            .filter_map(|v| v["name"].as_str())
+            .collect();
+        assert_eq!(values, ["T{ct}", "Elements{io}", "Threads", "Chunk"]);
+        assert_eq!(summary(st, "nv/cold/sample_size"), Some(20.0));
+        assert_eq!(st["samples"]["gpu"].as_array().map(Vec::len), Some(20));
+        assert_eq!(st["samples"]["cpu"].as_array().map(Vec::len), Some(20));
+        let mean = summary(st, "nv/cold/time/gpu/mean").expect("mean");
+        let min = summary(st, "nv/cold/time/gpu/min").expect("min");
+        let max = summary(st, "nv/cold/time/gpu/max").expect("max");
+        let median = summary(st, "nv/cold/time/gpu/median").expect("median");
+        assert!(min > 0.0 && min <= median && median <= max && min <= mean && mean <= max);
+        assert!(summary(st, "nv/cold/time/gpu/stdev/relative").is_some());
+        assert!(summary(st, "nv/cold/time/gpu/iqr").is_some());
+        // 2^12 f64 read, one written, per execution.
+        assert_eq!(st["global_memory_read_bytes"], 4096 * 8);
+        assert_eq!(st["global_memory_write_bytes"], 8);
+        let bw = summary(st, "nv/cold/bw/global/bytes_per_second").expect("bandwidth");
+        assert!((bw * mean - (4096.0 * 8.0 + 8.0)).abs() < 1e-6 * bw * mean);
+        assert!(summary(st, "nv/cold/bw/item_rate").is_some());
+        assert!(summary(st, "nv/batch/time/gpu/mean").is_some());
+        assert_eq!(summary(st, "gputune/cold/timed_out"), Some(0.0));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_wall_clock_timeout_marks_the_state() {
+    let out = run(
+        reduce(),
+        &[
+            "-a",
+            "T{ct}=f32",
+            "-a",
+            "Elements{io}[pow2]=10",
+            "-a",
+            "Threads=1",
+            "-a",
+            "Chunk=64",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "100000000",
+            "--timeout",
+            "0.3",
+            "--no-batch",
+            "--json",
+            "-",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let st = &doc["benchmarks"][0]["states"][0];
+    assert_eq!(st["status"], "timeout");
+    assert_eq!(summary(st, "gputune/cold/timed_out"), Some(1.0));
+    assert!(summary(st, "nv/cold/sample_size").is_some_and(|n| (10.0..1e8).contains(&n)));
+    assert!(st["batch"].is_null(), "--no-batch skips the hot loop");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("| T{ct} |"),
+        "the table goes to stderr"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_line_naming_what_is_allowed() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--stopping-criterion", "fastest"],
+            "known: stdrel, entropy, sample-count",
+        ),
+        (
+            &["-a", "Size=3"],
+            "axes: T{ct}, Elements{io}, Threads, Chunk",
+        ),
+        (&["-a", "Threads=two"], "`two` is not an integer"),
+        (&["-a", "Elements{io}=1024"], "write `Elements{io}[pow2]=…`"),
+        (&["-a", "T{ct}=i8"], "declared: f32, f64"),
+        (&["-a", "Threads"], "write Name=v"),
+        (&["-b", "sort"], "benches: reduce"),
+        (
+            &["--max-noise", "-1"],
+            "--max-noise must be a positive number",
+        ),
+        (&["--frobnicate"], "--frobnicate"),
+    ];
+    for (args, expected) in cases {
+        let out = run(reduce(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(expected),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn a_cuda_bench_without_a_driver_fails_plainly() {
+    if std::env::var_os("GPUTUNE_TEST_HAS_GPU").is_some() {
+        return;
+    }
+    let bin = bench_binary("gputune-example-scale-cuda", "scale");
+    let out = run(&bin, &["-a", "Elements{io}[pow2]=16"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: no usable device: "), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // --cpu runs nothing that needs CUDA and says so.
+    let out = run(
+        &bin,
+        &["--cpu", "-a", "Elements{io}[pow2]=16", "-b", "copy"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("skipped: this bench needs CUDA"));
+}
