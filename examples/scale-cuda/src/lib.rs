@@ -59,7 +59,7 @@ impl Scale {
         let module = cuda.compile(
             SOURCE,
             &[
-                ("T", T::CUDA_TYPE.to_string()),
+                ("VALUE_T", T::CUDA_TYPE.to_string()),
                 ("IPT", ipt.to_string()),
                 ("TPB", tpb.to_string()),
             ],

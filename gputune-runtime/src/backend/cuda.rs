@@ -136,6 +136,9 @@ impl CudaHandles {
     /// (`sm_XY`); if this NVRTC does not know that architecture, to PTX (`compute_XY`, then the
     /// newest architecture it knows below the device's) for the driver to JIT. Kernels need
     /// `extern "C"` to be found by name. The NVRTC log is part of the error.
+    ///
+    /// Defines reach NVRTC's built-in headers too: a one-letter name such as `T` turns their
+    /// `template <typename T>` into nonsense, so give defines distinctive names (`VALUE_T`).
     pub fn compile(&self, source: &str, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
         let (major, minor) = self.context.compute_capability().map_err(device_error(
             "reading the compute capability before compiling a kernel",
