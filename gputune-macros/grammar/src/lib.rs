@@ -1,0 +1,87 @@
+//! The `#[tune]` grammar and the enumeration of its space, written once.
+//!
+//! The macro (`gputune-macros`), the build-script helper and `cargo gputune` all parse
+//! attributes and enumerate spaces through this crate, so the three can never disagree on
+//! what a space holds or how a variant is labelled. It lives under `gputune-macros/` to keep
+//! the workspace's top-level layout, and depends on neither the runtime nor the macro crate,
+//! so there is no dependency cycle.
+//!
+//! ```
+//! let spec = gputune_grammar::parse_str(
+//!     "ipt = 1..=4, tpb = pow2(5..=6), require(ipt * tpb <= 128), base(ipt = 2, tpb = 32)",
+//! ).expect("valid");
+//! let labels: Vec<String> = spec.space().iter().map(|p| p.label()).collect();
+//! assert_eq!(labels, ["ipt_1.tpb_32", "ipt_1.tpb_64", "ipt_2.tpb_32", "ipt_2.tpb_64", "ipt_3.tpb_32", "ipt_4.tpb_32"]);
+//! ```
+
+mod expr;
+mod parse;
+mod space;
+
+pub use expr::{BinaryOp, Expr, UnaryOp};
+pub use parse::{parse_str, parse_tokens};
+pub use space::{Point, Value};
+
+/// A parsed `#[tune(...)]` attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuneSpec {
+    /// Parameters in declaration order.
+    pub params: Vec<Param>,
+    /// `require(...)` predicates; a point is in the space when all hold.
+    pub requires: Vec<Expr>,
+    /// The production default, one value per parameter, in declaration order.
+    pub base: Vec<Value>,
+}
+
+/// One tuned parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// Its name as written (`ipt`); the body sees the upper-case const (`IPT`).
+    pub name: String,
+    /// How the values were written, for listings.
+    pub form: Form,
+    /// Its values, in order.
+    pub values: Vec<Value>,
+}
+
+impl Param {
+    /// The name of the const the body sees: the parameter name in upper case.
+    pub fn const_name(&self) -> String {
+        self.name.to_uppercase()
+    }
+}
+
+/// How a parameter's values were written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Form {
+    /// `a..=b`, `a..b` or `(a..=b).step_by(s)`.
+    Range,
+    /// `pow2(a..=b)`: the values are `2^a … 2^b`.
+    Pow2,
+    /// `[v1, v2, …]`.
+    List,
+}
+
+/// Why an attribute is malformed. The span points at the offending tokens.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct GrammarError {
+    /// What is wrong and what is allowed.
+    pub message: String,
+    /// Where.
+    pub span: proc_macro2::Span,
+}
+
+impl GrammarError {
+    pub(crate) fn new(span: proc_macro2::Span, message: impl Into<String>) -> GrammarError {
+        GrammarError {
+            message: message.into(),
+            span,
+        }
+    }
+
+    /// As a `syn::Error`, for `compile_error!` output.
+    pub fn to_syn(&self) -> syn::Error {
+        syn::Error::new(self.span, &self.message)
+    }
+}

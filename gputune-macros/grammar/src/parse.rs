@@ -1,0 +1,608 @@
+//! Parsing `#[tune(...)]` attribute tokens into a [`TuneSpec`].
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::{ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Token, UnOp};
+
+use crate::expr::{BinaryOp, Expr, UnaryOp};
+use crate::space::Value;
+use crate::{Form, GrammarError, Param, TuneSpec};
+
+const FORMS: &str = "write `name = a..=b`, `name = a..b`, `name = (a..=b).step_by(s)`, `name = pow2(a..=b)` or `name = [v1, v2, …]` (integers, booleans, identifiers or strings)";
+const ITEMS: &str = "expected `name = values`, `require(expr)` or `base(name = value, …)`";
+const REQUIRE: &str = "require(…) allows integer literals, booleans, parameter names, + - * / %, comparisons, &&, ||, !, min(a, b) and max(a, b)";
+
+/// Largest exponent `pow2` accepts: 2^62 still fits an `i64`.
+const MAX_POW2: i64 = 62;
+/// Largest number of values one parameter may have; a typo such as `1..=100000000` should be
+/// an error, not an hour of enumeration.
+const MAX_VALUES: usize = 1 << 16;
+
+enum Item {
+    Param(syn::Ident, syn::Expr),
+    Require(Span, syn::Expr),
+    Base(Span, Punctuated<syn::MetaNameValue, Token![,]>),
+}
+
+fn parse_item(input: ParseStream<'_>) -> syn::Result<Item> {
+    let ident: syn::Ident = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), ITEMS))?;
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        let value: syn::Expr = input.parse()?;
+        return Ok(Item::Param(ident, value));
+    }
+    if input.peek(syn::token::Paren) && (ident == "require" || ident == "base") {
+        let content;
+        syn::parenthesized!(content in input);
+        return if ident == "require" {
+            Ok(Item::Require(ident.span(), content.parse()?))
+        } else {
+            Ok(Item::Base(
+                ident.span(),
+                Punctuated::parse_terminated(&content)?,
+            ))
+        };
+    }
+    Err(syn::Error::new(ident.span(), ITEMS))
+}
+
+fn from_syn(e: syn::Error) -> GrammarError {
+    GrammarError::new(e.span(), e.to_string())
+}
+
+/// Parses a `#[tune(...)]` attribute from source text (what the build helper and the CLI
+/// read out of files).
+pub fn parse_str(text: &str) -> Result<TuneSpec, GrammarError> {
+    let tokens: TokenStream = text.parse().map_err(|e: proc_macro2::LexError| {
+        GrammarError::new(e.span(), format!("not Rust tokens: {e}"))
+    })?;
+    parse_tokens(tokens)
+}
+
+/// Parses the tokens inside `#[tune(...)]`.
+pub fn parse_tokens(tokens: TokenStream) -> Result<TuneSpec, GrammarError> {
+    let items = (|input: ParseStream<'_>| {
+        Punctuated::<Item, Token![,]>::parse_terminated_with(input, parse_item)
+    })
+    .parse2(tokens)
+    .map_err(from_syn)?;
+    let mut params: Vec<Param> = Vec::new();
+    let mut requires: Vec<(Span, syn::Expr)> = Vec::new();
+    let mut base: Option<(Span, Punctuated<syn::MetaNameValue, Token![,]>)> = None;
+    for item in items {
+        match item {
+            Item::Param(name, expr) => {
+                let n = name.to_string();
+                if n == "require" || n == "base" {
+                    return Err(GrammarError::new(
+                        name.span(),
+                        format!("`{n}` is reserved: write `{n}(…)`"),
+                    ));
+                }
+                if params.iter().any(|p| p.name == n) {
+                    return Err(GrammarError::new(
+                        name.span(),
+                        format!("duplicate parameter `{n}`: each parameter is declared once"),
+                    ));
+                }
+                let (form, values) = values_of(&expr)?;
+                params.push(Param {
+                    name: n,
+                    form,
+                    values,
+                });
+            }
+            Item::Require(span, e) => requires.push((span, e)),
+            Item::Base(span, list) => {
+                if base.is_some() {
+                    return Err(GrammarError::new(span, "`base(…)` is given twice"));
+                }
+                base = Some((span, list));
+            }
+        }
+    }
+    if params.is_empty() {
+        return Err(GrammarError::new(
+            Span::call_site(),
+            format!("#[tune] needs at least one parameter: {FORMS}"),
+        ));
+    }
+    let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+    let known = names.join(", ");
+    let require_exprs = requires
+        .iter()
+        .map(|(_, e)| convert_require(e, &names, &known))
+        .collect::<Result<Vec<Expr>, GrammarError>>()?;
+
+    let Some((base_span, base_list)) = base else {
+        return Err(GrammarError::new(
+            Span::call_site(),
+            format!(
+                "#[tune] needs `base(…)`, the production default: base({})",
+                params
+                    .iter()
+                    .map(|p| format!("{} = …", p.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    };
+    let mut base_values: Vec<Option<Value>> = vec![None; params.len()];
+    for nv in &base_list {
+        let name = nv
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let Some(i) = params.iter().position(|p| p.name == name) else {
+            return Err(GrammarError::new(
+                nv.path.span(),
+                format!(
+                    "base names `{}`, which is not a parameter; parameters: {known}",
+                    quote_path(&nv.path)
+                ),
+            ));
+        };
+        if base_values[i].is_some() {
+            return Err(GrammarError::new(
+                nv.path.span(),
+                format!("base gives `{name}` twice"),
+            ));
+        }
+        let v = literal(&nv.value).ok_or_else(|| {
+            GrammarError::new(
+                nv.value.span(),
+                format!("base value of `{name}` must be a literal"),
+            )
+        })?;
+        let expected = &params[i].values[0];
+        if !v.same_kind(expected) {
+            return Err(GrammarError::new(
+                nv.value.span(),
+                format!(
+                    "base value of `{name}` is {} {} (`{v}`), but `{name}` takes {} values",
+                    article(v.kind()),
+                    v.kind(),
+                    expected.kind()
+                ),
+            ));
+        }
+        base_values[i] = Some(v);
+    }
+    let missing: Vec<&str> = params
+        .iter()
+        .zip(&base_values)
+        .filter(|(_, v)| v.is_none())
+        .map(|(p, _)| p.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(GrammarError::new(
+            base_span,
+            format!(
+                "base is missing {}: it must give every parameter a value",
+                missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let spec = TuneSpec {
+        params,
+        requires: require_exprs,
+        base: base_values.into_iter().flatten().collect(),
+    };
+    if let Some((span, _)) = requires.first() {
+        if spec.space().is_empty() {
+            return Err(GrammarError::new(
+                *span,
+                "the `require` predicates leave the space empty: no point satisfies all of them",
+            ));
+        }
+    }
+    Ok(spec)
+}
+
+fn article(kind: &str) -> &'static str {
+    if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+fn quote_path(p: &syn::Path) -> String {
+    p.segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// An integer, boolean, identifier or string literal (negative integers included).
+fn literal(e: &syn::Expr) -> Option<Value> {
+    match e {
+        syn::Expr::Lit(l) => match &l.lit {
+            syn::Lit::Int(i) => i.base10_parse::<i64>().ok().map(Value::Int),
+            syn::Lit::Bool(b) => Some(Value::Bool(b.value)),
+            syn::Lit::Str(s) => Some(Value::Str(s.value())),
+            _ => None,
+        },
+        syn::Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => match literal(&u.expr)? {
+            Value::Int(i) => i.checked_neg().map(Value::Int),
+            _ => None,
+        },
+        syn::Expr::Path(p) if p.qself.is_none() => {
+            p.path.get_ident().map(|i| Value::Ident(i.to_string()))
+        }
+        syn::Expr::Group(g) => literal(&g.expr),
+        _ => None,
+    }
+}
+
+fn int(e: &syn::Expr) -> Result<i64, GrammarError> {
+    match literal(e) {
+        Some(Value::Int(i)) => Ok(i),
+        _ => Err(GrammarError::new(e.span(), "expected an integer literal")),
+    }
+}
+
+fn range_bounds(r: &syn::ExprRange) -> Result<(i64, i64), GrammarError> {
+    let (Some(start), Some(end)) = (&r.start, &r.end) else {
+        return Err(GrammarError::new(
+            r.span(),
+            format!("a range needs both ends: {FORMS}"),
+        ));
+    };
+    let (a, b) = (int(start)?, int(end)?);
+    let last = match r.limits {
+        syn::RangeLimits::Closed(_) => b,
+        syn::RangeLimits::HalfOpen(_) => b
+            .checked_sub(1)
+            .ok_or_else(|| GrammarError::new(r.span(), "range end out of bounds"))?,
+    };
+    if last < a {
+        return Err(GrammarError::new(
+            r.span(),
+            format!("empty range: it holds no value (start {a}, end {b})"),
+        ));
+    }
+    Ok((a, last))
+}
+
+fn unparen(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => unparen(&p.expr),
+        syn::Expr::Group(g) => unparen(&g.expr),
+        other => other,
+    }
+}
+
+fn stepped(r: &syn::ExprRange, step: i64) -> Result<Vec<Value>, GrammarError> {
+    let (a, last) = range_bounds(r)?;
+    let count = ((last - a) / step + 1) as u64;
+    if count > MAX_VALUES as u64 {
+        return Err(GrammarError::new(
+            r.span(),
+            format!("the range has {count} values; at most {MAX_VALUES} are allowed per parameter"),
+        ));
+    }
+    Ok((a..=last).step_by(step as usize).map(Value::Int).collect())
+}
+
+fn values_of(e: &syn::Expr) -> Result<(Form, Vec<Value>), GrammarError> {
+    match unparen(e) {
+        syn::Expr::Range(r) => Ok((Form::Range, stepped(r, 1)?)),
+        syn::Expr::MethodCall(m) if m.method == "step_by" => {
+            let syn::Expr::Range(r) = unparen(&m.receiver) else {
+                return Err(GrammarError::new(
+                    m.receiver.span(),
+                    format!("step_by applies to a range: {FORMS}"),
+                ));
+            };
+            if m.args.len() != 1 {
+                return Err(GrammarError::new(
+                    m.args.span(),
+                    "step_by takes one positive integer",
+                ));
+            }
+            let step = int(&m.args[0])?;
+            if step <= 0 {
+                return Err(GrammarError::new(
+                    m.args[0].span(),
+                    format!("step must be a positive integer, not {step}"),
+                ));
+            }
+            Ok((Form::Range, stepped(r, step)?))
+        }
+        syn::Expr::Call(c) if matches!(unparen(&c.func), syn::Expr::Path(p) if p.path.is_ident("pow2")) =>
+        {
+            let arg = match c.args.first().map(unparen) {
+                Some(syn::Expr::Range(r)) if c.args.len() == 1 => r,
+                _ => {
+                    return Err(GrammarError::new(
+                        c.args.span(),
+                        "pow2 takes one range of exponents: pow2(a..=b)",
+                    ))
+                }
+            };
+            let (a, last) = range_bounds(arg)?;
+            if a < 0 || last > MAX_POW2 {
+                return Err(GrammarError::new(
+                    arg.span(),
+                    format!("pow2 exponents must lie within 0..={MAX_POW2}"),
+                ));
+            }
+            Ok((
+                Form::Pow2,
+                (a..=last).map(|e| Value::Int(1i64 << e)).collect(),
+            ))
+        }
+        syn::Expr::Array(a) => {
+            if a.elems.is_empty() {
+                return Err(GrammarError::new(
+                    a.span(),
+                    "empty list: give at least one value",
+                ));
+            }
+            let mut values: Vec<Value> = Vec::new();
+            for el in &a.elems {
+                let v = literal(el).ok_or_else(|| {
+                    GrammarError::new(
+                        el.span(),
+                        "a list holds integer, boolean, identifier or string literals",
+                    )
+                })?;
+                if let Some(first) = values.first() {
+                    if !v.same_kind(first) {
+                        return Err(GrammarError::new(el.span(), format!("a list holds values of one kind: this is {} {}, the first is {} {}", article(v.kind()), v.kind(), article(first.kind()), first.kind())));
+                    }
+                }
+                if values.contains(&v) {
+                    return Err(GrammarError::new(
+                        el.span(),
+                        format!("`{v}` is listed twice"),
+                    ));
+                }
+                values.push(v);
+            }
+            Ok((Form::List, values))
+        }
+        other => Err(GrammarError::new(
+            other.span(),
+            format!("unknown form: {FORMS}"),
+        )),
+    }
+}
+
+fn convert_require(e: &syn::Expr, names: &[&str], known: &str) -> Result<Expr, GrammarError> {
+    let conv = |x: &syn::Expr| convert_require(x, names, known);
+    match e {
+        syn::Expr::Paren(p) => conv(&p.expr),
+        syn::Expr::Group(g) => conv(&g.expr),
+        syn::Expr::Lit(_) => match literal(e) {
+            Some(v @ (Value::Int(_) | Value::Bool(_) | Value::Str(_))) => Ok(Expr::Lit(v)),
+            _ => Err(GrammarError::new(e.span(), REQUIRE)),
+        },
+        syn::Expr::Path(p) => {
+            let Some(id) = p.path.get_ident() else {
+                return Err(GrammarError::new(e.span(), REQUIRE));
+            };
+            let n = id.to_string();
+            if names.contains(&n.as_str()) {
+                Ok(Expr::Param(n))
+            } else {
+                Err(GrammarError::new(
+                    id.span(),
+                    format!(
+                        "require mentions `{n}`, which is not a parameter; parameters: {known}"
+                    ),
+                ))
+            }
+        }
+        syn::Expr::Unary(u) => {
+            let op = match u.op {
+                UnOp::Not(_) => UnaryOp::Not,
+                UnOp::Neg(_) => UnaryOp::Neg,
+                _ => return Err(GrammarError::new(e.span(), REQUIRE)),
+            };
+            Ok(Expr::Unary(op, Box::new(conv(&u.expr)?)))
+        }
+        syn::Expr::Binary(b) => {
+            use syn::BinOp as B;
+            let op = match b.op {
+                B::Add(_) => BinaryOp::Add,
+                B::Sub(_) => BinaryOp::Sub,
+                B::Mul(_) => BinaryOp::Mul,
+                B::Div(_) => BinaryOp::Div,
+                B::Rem(_) => BinaryOp::Rem,
+                B::Eq(_) => BinaryOp::Eq,
+                B::Ne(_) => BinaryOp::Ne,
+                B::Lt(_) => BinaryOp::Lt,
+                B::Le(_) => BinaryOp::Le,
+                B::Gt(_) => BinaryOp::Gt,
+                B::Ge(_) => BinaryOp::Ge,
+                B::And(_) => BinaryOp::And,
+                B::Or(_) => BinaryOp::Or,
+                _ => return Err(GrammarError::new(b.op.span(), REQUIRE)),
+            };
+            Ok(Expr::Binary(
+                op,
+                Box::new(conv(&b.left)?),
+                Box::new(conv(&b.right)?),
+            ))
+        }
+        syn::Expr::Call(c) => {
+            let op = match unparen(&c.func) {
+                syn::Expr::Path(p) if p.path.is_ident("min") => BinaryOp::Min,
+                syn::Expr::Path(p) if p.path.is_ident("max") => BinaryOp::Max,
+                _ => return Err(GrammarError::new(c.func.span(), REQUIRE)),
+            };
+            if c.args.len() != 2 {
+                return Err(GrammarError::new(
+                    c.args.span(),
+                    "min and max take two arguments",
+                ));
+            }
+            Ok(Expr::Binary(
+                op,
+                Box::new(conv(&c.args[0])?),
+                Box::new(conv(&c.args[1])?),
+            ))
+        }
+        _ => Err(GrammarError::new(e.span(), REQUIRE)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(spec: &TuneSpec) -> Vec<String> {
+        spec.space().iter().map(|p| p.label()).collect()
+    }
+
+    fn err(text: &str) -> String {
+        parse_str(text).expect_err(text).message
+    }
+
+    #[test]
+    fn every_form_enumerates() {
+        let s = parse_str("a = 1..=3, b = 0..2, c = (10..=20).step_by(5), d = pow2(3..=5), e = [x, y], f = [true, false], g = [\"ld\", \"ldg\"], h = [-1, 7], base(a = 1, b = 0, c = 10, d = 8, e = x, f = true, g = \"ld\", h = -1)")
+            .expect("valid");
+        let vals = |i: usize| {
+            s.params[i]
+                .values
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        assert_eq!(vals(0), "1,2,3");
+        assert_eq!(vals(1), "0,1");
+        assert_eq!(vals(2), "10,15,20");
+        assert_eq!(vals(3), "8,16,32");
+        assert_eq!(vals(4), "x,y");
+        assert_eq!(vals(5), "true,false");
+        assert_eq!(vals(6), "ld,ldg");
+        assert_eq!(vals(7), "-1,7");
+        assert_eq!(s.params[3].form, Form::Pow2);
+        assert_eq!(s.space().len(), 3 * 2 * 3 * 3 * 2 * 2 * 2 * 2);
+        assert_eq!(
+            s.base_point().label(),
+            "a_1.b_0.c_10.d_8.e_x.f_true.g_ld.h_-1"
+        );
+    }
+
+    #[test]
+    fn a_three_parameter_space_with_require_enumerates_exactly() {
+        let s = parse_str("ipt = [1, 2, 4], tpb = pow2(6..=8), unroll = [false, true], require(ipt * tpb <= 512 && (unroll || ipt == 1)), base(ipt = 2, tpb = 128, unroll = false)")
+            .expect("valid");
+        assert_eq!(
+            labels(&s),
+            [
+                "ipt_1.tpb_64.unroll_false",
+                "ipt_1.tpb_64.unroll_true",
+                "ipt_1.tpb_128.unroll_false",
+                "ipt_1.tpb_128.unroll_true",
+                "ipt_1.tpb_256.unroll_false",
+                "ipt_1.tpb_256.unroll_true",
+                "ipt_2.tpb_64.unroll_true",
+                "ipt_2.tpb_128.unroll_true",
+                "ipt_2.tpb_256.unroll_true",
+                "ipt_4.tpb_64.unroll_true",
+                "ipt_4.tpb_128.unroll_true",
+            ]
+        );
+        // The base need not be a point of the space.
+        assert!(!s.admits(&s.base_point().values));
+    }
+
+    #[test]
+    fn require_arithmetic() {
+        let s = parse_str("a = 1..=12, b = 1..=4, require(a % b == 0), require(min(a, 8) > max(b, 2) - 1), require(!(a / b > 4)), base(a = 1, b = 1)").expect("valid");
+        for p in s.space() {
+            let (a, b) = (
+                p.get("a").and_then(Value::as_int).unwrap_or(0),
+                p.get("b").and_then(Value::as_int).unwrap_or(0),
+            );
+            assert!(
+                a % b == 0 && a.min(8) > b.max(2) - 1 && a / b <= 4,
+                "{}",
+                p.label()
+            );
+        }
+        // Counted by hand (a, b): (2,1) (2,2) (3,1) (3,3) (4,1) (4,2) (4,4) (6,2) (6,3) (8,2)
+        // (8,4) (9,3) (12,3) (12,4); a = 1 fails min(a, 8) > max(b, 2) − 1.
+        let pairs: Vec<(i64, i64)> = s
+            .space()
+            .iter()
+            .map(|p| {
+                (
+                    p.get("a").and_then(Value::as_int).unwrap_or(0),
+                    p.get("b").and_then(Value::as_int).unwrap_or(0),
+                )
+            })
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                (2, 1),
+                (2, 2),
+                (3, 1),
+                (3, 3),
+                (4, 1),
+                (4, 2),
+                (4, 4),
+                (6, 2),
+                (6, 3),
+                (8, 2),
+                (8, 4),
+                (9, 3),
+                (12, 3),
+                (12, 4)
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_attributes_say_what_is_allowed() {
+        assert!(err("ipt = 1..=4, tpb = foo(1), base(ipt = 1, tpb = 1)")
+            .starts_with("unknown form: write `name = a..=b`"));
+        assert!(err("ipt = 4..=1, base(ipt = 1)").starts_with("empty range"));
+        assert!(err("ipt = 1..1, base(ipt = 1)").starts_with("empty range"));
+        assert!(err("ipt = (1..=8).step_by(0), base(ipt = 1)")
+            .starts_with("step must be a positive integer, not 0"));
+        assert!(
+            err("ipt = 1..=2, ipt = 3..=4, base(ipt = 1)").starts_with("duplicate parameter `ipt`")
+        );
+        assert!(err("ipt = 1..=2, tpb = [32], base(ipt = 1)").starts_with("base is missing `tpb`"));
+        assert!(err("ipt = 1..=2").starts_with("#[tune] needs `base(…)`"));
+        assert!(err("ipt = 1..=2, base(ipt = true)")
+            .contains("base value of `ipt` is a boolean (`true`), but `ipt` takes integer values"));
+        assert!(err("ipt = 1..=2, base(ipt = 1, tpb = 2)")
+            .contains("`tpb`, which is not a parameter; parameters: ipt"));
+        assert!(err("ipt = 1..=2, require(tpb > 1), base(ipt = 1)")
+            .contains("require mentions `tpb`, which is not a parameter; parameters: ipt"));
+        assert!(err("ipt = 1..=2, require(ipt > 2), base(ipt = 1)")
+            .starts_with("the `require` predicates leave the space empty"));
+        assert!(err("ipt = [1, true], base(ipt = 1)").contains("values of one kind"));
+        assert!(err("ipt = [], base(ipt = 1)").starts_with("empty list"));
+        assert!(err("ipt = pow2(1..=63), base(ipt = 2)").contains("within 0..=62"));
+        assert!(err("ipt 1..=2").starts_with("expected `name = values`"));
+        assert!(err("ipt = 1..=2, require(ipt << 1 > 2), base(ipt = 1)")
+            .starts_with("require(…) allows"));
+    }
+
+    #[test]
+    fn labels_are_stable_and_use_values() {
+        let s = parse_str("tpb = pow2(7..=8), ipt = [8], base(tpb = 128, ipt = 8)").expect("valid");
+        assert_eq!(labels(&s), ["tpb_128.ipt_8", "tpb_256.ipt_8"]);
+        assert_eq!(s.params[0].const_name(), "TPB");
+    }
+}
