@@ -62,14 +62,15 @@ fn constants(spec: &TuneSpec) -> Vec<proc_macro2::TokenStream> {
                 .chain([base])
                 .any(|v| v.as_int().is_some_and(|i| i < 0));
             let (ty, value) = match base {
-                Value::Int(i) if negative => (quote!(isize), {
+                Value::Int(i) => {
                     let lit = proc_macro2::Literal::i64_unsuffixed(*i);
-                    quote!(#lit)
-                }),
-                Value::Int(i) => (quote!(usize), {
-                    let lit = proc_macro2::Literal::i64_unsuffixed(*i);
-                    quote!(#lit)
-                }),
+                    let ty = if negative {
+                        quote!(isize)
+                    } else {
+                        quote!(usize)
+                    };
+                    (ty, quote!(#lit))
+                }
                 Value::Bool(b) => (quote!(bool), quote!(#b)),
                 Value::Ident(s) | Value::Str(s) => (quote!(&'static str), quote!(#s)),
             };

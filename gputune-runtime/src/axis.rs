@@ -121,8 +121,14 @@ impl Axis {
 
     /// Whether `name` refers to this axis: the full name, or the plain name without marks.
     pub fn answers_to(&self, name: &str) -> bool {
-        self.name == name || self.parsed_name().plain == name
+        name_refers_to(name, &self.name)
     }
+}
+
+/// Whether `query` names the axis called `full`: its full name, or its plain name without
+/// marks (`Elements` for `Elements{io}`).
+pub fn name_refers_to(query: &str, full: &str) -> bool {
+    full == query || AxisName::parse(full).plain == query
 }
 
 /// One value of an axis, as a state sees it.

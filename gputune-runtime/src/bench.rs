@@ -188,8 +188,8 @@ impl Bench {
     }
 
     /// The instances whose every type is still among its axis's values (after `-a`).
-    pub(crate) fn live_instances(&self) -> impl Iterator<Item = &TypeInstance> {
-        self.instances.iter().filter(|inst| {
+    pub(crate) fn live_instances(&self) -> impl Iterator<Item = (usize, &TypeInstance)> {
+        self.instances.iter().enumerate().filter(|(_, inst)| {
             inst.types.iter().enumerate().all(|(i, t)| {
                 self.type_axis_names
                     .get(i)

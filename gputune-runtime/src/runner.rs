@@ -157,10 +157,7 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
     let mut done = 0usize;
     for (b, &index) in benches.iter().zip(&selected) {
         let mut states = Vec::new();
-        for (type_index, inst) in b.instances.iter().enumerate() {
-            if !b.live_instances().any(|l| std::ptr::eq(l, inst)) {
-                continue;
-            }
+        for (type_index, inst) in b.live_instances() {
             for point in value_points(b) {
                 done += 1;
                 let mut axis_values: Vec<(String, AxisValue)> = b
@@ -327,11 +324,12 @@ fn apply_overrides(benches: &mut [Bench], specs: &[String]) -> Result<()> {
             }
         }
         if !matched {
-            let mut names: Vec<&str> = benches
-                .iter()
-                .flat_map(|b| b.axes.iter().map(|a| a.name.as_str()))
-                .collect();
-            names.dedup();
+            let mut names: Vec<&str> = Vec::new();
+            for a in benches.iter().flat_map(|b| &b.axes) {
+                if !names.contains(&a.name.as_str()) {
+                    names.push(&a.name);
+                }
+            }
             return Err(Error::Usage(format!(
                 "unknown axis `{}`; axes: {}",
                 o.name,

@@ -77,7 +77,7 @@ impl<'r> State<'r> {
     fn value(&self, name: &str) -> Result<&AxisValue> {
         self.axis_values
             .iter()
-            .find(|(n, _)| n == name || crate::axis::AxisName::parse(n).plain == name)
+            .find(|(n, _)| crate::axis::name_refers_to(name, n))
             .map(|(_, v)| v)
             .ok_or_else(|| {
                 let names: Vec<&str> = self.axis_values.iter().map(|(n, _)| n.as_str()).collect();
