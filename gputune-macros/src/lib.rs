@@ -18,10 +18,20 @@
 //!
 //! The grammar is in the `gputune-grammar` crate, shared with the build helper and
 //! `cargo gputune`. A malformed attribute is a compile error pointing at the offending
-//! tokens. The constants are the `base` values here; selecting a variant point at build
-//! time is the build helper's part (issue #3, not yet written).
+//! tokens.
+//!
+//! # Variants
+//!
+//! With the build helper (`gputune_runtime::build::main()` in the crate's `build.rs`,
+//! feature `build` of `gputune-runtime`), the body becomes a local macro over the constants
+//! and the function's body is the dispatch the helper wrote to `OUT_DIR/gputune/NAME.rs`:
+//! base, the entries applied in `gputune.toml` for the running device, and whatever
+//! `GPUTUNE_VARIANTS` selected for this build. Without a build script (no `OUT_DIR`), the
+//! constants are the base values. Because the body is a `macro_rules!` transcriber, a `$`
+//! in it (a nested `macro_rules!`) is escaped for you; the function must be reachable as
+//! `::gputune_runtime` (do not rename the dependency).
 
-use gputune_grammar::{TuneSpec, Value};
+use gputune_grammar::{ConstType, TuneSpec, Value};
 use proc_macro::TokenStream;
 use quote::{format_ident, quote};
 
@@ -40,39 +50,86 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
                 .into()
         }
     };
-    let consts = constants(&spec);
+    let name = function.sig.ident.to_string();
     let body = &function.block;
-    function.block = syn::parse_quote!({
-        #(#consts)*
-        #body
-    });
+    function.block = match std::env::var_os("OUT_DIR") {
+        None => {
+            let consts = constants(&spec);
+            syn::parse_quote!({
+                #(#consts)*
+                #body
+            })
+        }
+        Some(out_dir) => {
+            let file = std::path::Path::new(&out_dir)
+                .join("gputune")
+                .join(format!("{name}.rs"));
+            if !file.is_file() {
+                let message = format!(
+                    "no variants were generated for `{name}`: call                      `gputune_runtime::build::main()` from this crate's build.rs (feature                      `build` of gputune-runtime as a build-dependency)"
+                );
+                return syn::Error::new(function.sig.ident.span(), message)
+                    .to_compile_error()
+                    .into();
+            }
+            let body = escape_dollars(quote!(#body));
+            let path = format!("/gputune/{name}.rs");
+            syn::parse_quote!({
+                macro_rules! __gputune_body {
+                    ($__gputune_d:tt; $($__gputune_c:item)*) => {{ $($__gputune_c)* #body }};
+                }
+                include!(concat!(env!("OUT_DIR"), #path))
+            })
+        }
+    };
     quote!(#function).into()
 }
 
-/// One `const` per parameter with its base value.
+/// Replaces each `$` of the body with `$__gputune_d`, the transcriber's escaped `$`, so a
+/// nested `macro_rules!` in the body survives being inside one.
+fn escape_dollars(tokens: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    use proc_macro2::{Group, Ident, Punct, Spacing, TokenTree};
+    tokens
+        .into_iter()
+        .flat_map(|t| -> Vec<TokenTree> {
+            match t {
+                TokenTree::Punct(p) if p.as_char() == '$' => vec![
+                    TokenTree::Punct(Punct::new('$', Spacing::Alone)),
+                    TokenTree::Ident(Ident::new("__gputune_d", p.span())),
+                ],
+                TokenTree::Group(g) => {
+                    let mut inner = Group::new(g.delimiter(), escape_dollars(g.stream()));
+                    inner.set_span(g.span());
+                    vec![TokenTree::Group(inner)]
+                }
+                other => vec![other],
+            }
+        })
+        .collect()
+}
+
+/// One `const` per parameter with its base value (the build helper writes the same items
+/// per variant, typed by the same [`TuneSpec::const_type`]).
 fn constants(spec: &TuneSpec) -> Vec<proc_macro2::TokenStream> {
     spec.params
         .iter()
         .zip(&spec.base)
-        .map(|(p, base)| {
+        .enumerate()
+        .map(|(i, (p, base))| {
             let name = format_ident!("{}", p.const_name());
-            let negative = p
-                .values
-                .iter()
-                .chain([base])
-                .any(|v| v.as_int().is_some_and(|i| i < 0));
-            let (ty, value) = match base {
+            let ty = match spec.const_type(i) {
+                ConstType::Usize => quote!(usize),
+                ConstType::Isize => quote!(isize),
+                ConstType::Bool => quote!(bool),
+                ConstType::Str => quote!(&str),
+            };
+            let value = match base {
                 Value::Int(i) => {
                     let lit = proc_macro2::Literal::i64_unsuffixed(*i);
-                    let ty = if negative {
-                        quote!(isize)
-                    } else {
-                        quote!(usize)
-                    };
-                    (ty, quote!(#lit))
+                    quote!(#lit)
                 }
-                Value::Bool(b) => (quote!(bool), quote!(#b)),
-                Value::Ident(s) | Value::Str(s) => (quote!(&'static str), quote!(#s)),
+                Value::Bool(b) => quote!(#b),
+                Value::Ident(s) | Value::Str(s) => quote!(#s),
             };
             quote! {
                 #[allow(dead_code)]

@@ -7,10 +7,14 @@
 //! - [`backend`]: the CPU backend (monotonic clock) and, with the `cuda` feature, the CUDA
 //!   backend (cudarc, dynamically loaded).
 //! - [`stats`]: summary statistics; [`output`]: the JSON document and the human table.
+//! - [`tuned`]: which variant of a `#[tune]` function runs (the generated dispatch's
+//!   run-time half); [`build`] (feature `build`): the build-script helper that generates it.
 
 pub mod axis;
 pub mod backend;
 pub mod bench;
+#[cfg(feature = "build")]
+pub mod build;
 pub mod cli;
 pub mod criterion;
 pub mod device;
@@ -21,6 +25,7 @@ pub mod output;
 pub mod runner;
 pub mod state;
 pub mod stats;
+pub mod tuned;
 
 pub use bench::{Bench, BenchFn};
 pub use error::{BenchResult, BoxError, Error, Result};

@@ -11,7 +11,7 @@ use crate::state::Outcome;
 use crate::stats::Summary;
 
 /// Version of the JSON document (major changes break readers).
-pub const JSON_VERSION: (u32, u32, u32) = (1, 0, 0);
+pub const JSON_VERSION: (u32, u32, u32) = (1, 1, 0);
 
 /// Everything one run produced, as plain data.
 #[derive(Debug, Clone)]
@@ -96,6 +96,15 @@ fn f(v: f64) -> Value {
 /// The summaries of a state, in nvbench's tags (and `gputune/…` for ours).
 pub fn summaries(outcome: &Outcome, device: Option<&DeviceInfo>) -> Vec<Value> {
     let mut out = Vec::new();
+    for (tag, name, value) in &outcome.notes {
+        out.push(summary(
+            tag,
+            name,
+            "string",
+            "Added by the bench",
+            json!(value),
+        ));
+    }
     if let Some(cold) = &outcome.cold {
         out.push(summary(
             "nv/cold/sample_size",
@@ -354,6 +363,7 @@ pub fn to_json(report: &RunReport) -> Value {
                         "skip_reason": o.skipped,
                         "status": s.status(),
                         "error": o.error,
+                        "variant": o.variant,
                         "criterion": o.criterion.as_ref().map(|(n, p)| json!({
                             "name": n,
                             "params": p.iter().map(|(k, v)| (k.clone(), f(*v))).collect::<serde_json::Map<_, _>>(),

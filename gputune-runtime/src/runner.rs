@@ -147,6 +147,19 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         variant: cli.variant.clone(),
     };
 
+    if let Some(variant) = &cli.variant {
+        for b in &benches {
+            let Some(function) = &b.tunes else {
+                return Err(Error::Usage(format!(
+                    "--variant needs a bench that tunes a function (Bench::tunes), and `{}` \
+                     tunes none",
+                    b.name
+                )));
+            };
+            crate::tuned::request(function, variant_label(variant, function));
+        }
+    }
+
     let mut backends = Backends::open(&benches, &cli)?;
     let mut report = RunReport {
         argv: args.to_vec(),
@@ -195,6 +208,11 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
                             state.outcome.error =
                                 Some("the bench function never called exec".into());
                         }
+                        if let Some(function) = &b.tunes {
+                            let requested =
+                                cli.variant.as_deref().map(|v| variant_label(v, function));
+                            check_variant(function, requested, &mut state.outcome);
+                        }
                         state.outcome
                     }
                 };
@@ -241,6 +259,42 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         .flat_map(|b| &b.states)
         .any(|s| s.status() == "failed");
     Ok(if failed { EXIT_FAILED } else { EXIT_OK })
+}
+
+/// `ipt_8.tpb_128` from `--variant scale.ipt_8.tpb_128` or `--variant ipt_8.tpb_128`.
+fn variant_label<'a>(variant: &'a str, function: &str) -> &'a str {
+    variant
+        .strip_prefix(function)
+        .and_then(|l| l.strip_prefix('.'))
+        .unwrap_or(variant)
+}
+
+/// Records which variant of `function` ran, and fails the state when the requested one did
+/// not: a timing of base reported as a variant would be a wrong result, not a slow one.
+fn check_variant(function: &str, requested: Option<&str>, outcome: &mut crate::state::Outcome) {
+    let resolved = crate::tuned::resolved(function);
+    let missing = match (&resolved, requested) {
+        (Some(r), _) => r.missing.clone(),
+        // A build with nothing but base compiles no dispatch, so nothing resolves.
+        (None, Some("base")) => {
+            outcome.variant = Some("base".into());
+            None
+        }
+        (None, Some(label)) if outcome.skipped.is_none() => Some(label.to_string()),
+        (None, _) => None,
+    };
+    if let Some(r) = resolved {
+        outcome.variant = Some(r.label);
+    }
+    if let Some(label) = missing {
+        outcome.error.get_or_insert_with(|| {
+            format!(
+                "variant `{label}` of `{function}` did not run: it is not compiled into this \
+                 binary (build it with GPUTUNE_VARIANTS={function}.{label}), or the bench \
+                 never calls `{function}`"
+            )
+        });
+    }
 }
 
 fn progress_line(s: &StateReport) -> String {

@@ -48,6 +48,10 @@ pub struct Outcome {
     pub cold: Option<ColdMeasurement>,
     /// Hot measurement, when `exec` ran with batching.
     pub hot: Option<HotMeasurement>,
+    /// The label of the variant of the tuned function that ran (benches that `tunes` one).
+    pub variant: Option<String>,
+    /// Summaries the bench added: `(tag, name, value)`.
+    pub notes: Vec<(String, String, String)>,
 }
 
 /// One state of a bench: its axis values, and the measurement of its launches.
@@ -164,6 +168,14 @@ impl<'r> State<'r> {
     /// Declares `count` elements of `T` written to global memory per execution.
     pub fn add_global_memory_writes<T>(&mut self, count: u64) {
         self.outcome.write_bytes += count * std::mem::size_of::<T>() as u64;
+    }
+
+    /// Adds a text summary to this state's output (nvbench's `add_summary` with a string
+    /// value), under `tag` (`myproject/config`) and a column `name`.
+    pub fn add_summary(&mut self, tag: &str, name: &str, value: impl std::fmt::Display) {
+        self.outcome
+            .notes
+            .push((tag.to_string(), name.to_string(), value.to_string()));
     }
 
     /// Skips this state; `exec` then does nothing. The reason is reported.

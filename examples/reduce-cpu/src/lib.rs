@@ -2,15 +2,28 @@
 //!
 //! `threads` workers pull fixed-size chunks from a shared counter and sum each chunk with
 //! `LANES` independent accumulators (so the compiler can keep several additions in flight
-//! and vectorise them); the partial sums are added at the end. The best thread count and
-//! chunk size depend on the machine's cores and caches and on the element type — exactly
-//! what gputune tunes.
+//! and vectorise them); the partial sums are added at the end. The best thread count, chunk
+//! size and lane count depend on the machine's cores and caches and on the element type —
+//! exactly what gputune tunes: [`sum`] is the tuned entry point.
 
 use std::ops::Add;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Independent accumulators per chunk.
-const LANES: usize = 8;
+use gputune_macros::tune;
+
+/// Sums `data` with the tuned thread count, chunk size and lane count.
+///
+/// The space is 8 thread counts × 12 chunk sizes × 3 lane counts = 288 variants; base is a
+/// single thread over 4096-element chunks with 8 lanes.
+#[tune(
+    threads = 1..=8,
+    chunk = pow2(8..=19),
+    lanes = [1, 4, 8],
+    base(threads = 1, chunk = 4096, lanes = 8)
+)]
+pub fn sum<T: Element>(data: &[T]) -> T {
+    sum_chunked::<T, LANES>(data, THREADS, CHUNK)
+}
 
 /// An element type the reduction sums.
 pub trait Element: Copy + Default + Send + Sync + Add<Output = Self> + 'static {
@@ -38,8 +51,8 @@ impl Element for f64 {
     }
 }
 
-/// Sums `part` with [`LANES`] independent accumulators.
-fn sum_lanes<T: Element>(part: &[T]) -> T {
+/// Sums `part` with `LANES` independent accumulators.
+fn sum_lanes<T: Element, const LANES: usize>(part: &[T]) -> T {
     let mut acc = [T::default(); LANES];
     let mut blocks = part.chunks_exact(LANES);
     for block in &mut blocks {
@@ -52,15 +65,15 @@ fn sum_lanes<T: Element>(part: &[T]) -> T {
 }
 
 /// Sums `data` with `threads` workers (at least one) taking chunks of `chunk` elements (at
-/// least one).
-pub fn sum_chunked<T: Element>(data: &[T], threads: usize, chunk: usize) -> T {
+/// least one), each chunk with `LANES` accumulators.
+pub fn sum_chunked<T: Element, const LANES: usize>(data: &[T], threads: usize, chunk: usize) -> T {
     let threads = threads.max(1);
     let chunk = chunk.max(1);
     let n_chunks = data.len().div_ceil(chunk);
     if threads == 1 || n_chunks <= 1 {
         return data
             .chunks(chunk)
-            .fold(T::default(), |a, c| a + sum_lanes(c));
+            .fold(T::default(), |a, c| a + sum_lanes::<T, LANES>(c));
     }
     let next = AtomicUsize::new(0);
     let worker = || {
@@ -71,7 +84,7 @@ pub fn sum_chunked<T: Element>(data: &[T], threads: usize, chunk: usize) -> T {
                 break acc;
             }
             let end = ((c + 1) * chunk).min(data.len());
-            acc = acc + sum_lanes(&data[c * chunk..end]);
+            acc = acc + sum_lanes::<T, LANES>(&data[c * chunk..end]);
         }
     };
     std::thread::scope(|s| {
@@ -100,11 +113,16 @@ mod tests {
             let expect = reference(n);
             for threads in [1, 2, 3, 8] {
                 for chunk in [1, 5, 64, 4096, 1 << 20] {
-                    let got = sum_chunked(&data, threads, chunk);
-                    assert!(
-                        (got - expect).abs() <= 1e-9 * expect.abs().max(1.0),
-                        "n={n} threads={threads} chunk={chunk}: {got} vs {expect}"
-                    );
+                    for got in [
+                        sum_chunked::<f64, 1>(&data, threads, chunk),
+                        sum_chunked::<f64, 4>(&data, threads, chunk),
+                        sum_chunked::<f64, 8>(&data, threads, chunk),
+                    ] {
+                        assert!(
+                            (got - expect).abs() <= 1e-9 * expect.abs().max(1.0),
+                            "n={n} threads={threads} chunk={chunk}: {got} vs {expect}"
+                        );
+                    }
                 }
             }
         }
@@ -115,7 +133,13 @@ mod tests {
         let n = 1 << 20;
         let data: Vec<f32> = (0..n).map(f32::from_index).collect();
         let expect = reference(n);
-        let got = sum_chunked(&data, 2, 4096).to_f64();
+        let got = sum_chunked::<f32, 8>(&data, 2, 4096).to_f64();
         assert!((got - expect).abs() / expect < 1e-5, "{got} vs {expect}");
+    }
+
+    #[test]
+    fn the_tuned_sum_runs_its_production_variant() {
+        let data: Vec<f64> = (0..10_000).map(f64::from_index).collect();
+        assert!((sum(&data) - reference(10_000)).abs() < 1e-9);
     }
 }

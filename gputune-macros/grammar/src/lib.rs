@@ -51,6 +51,58 @@ impl Param {
     }
 }
 
+/// The Rust type of a parameter's `const`.
+///
+/// Integers are `usize`, or `isize` when any value (or the base) is negative; booleans are
+/// `bool`; identifiers and strings are `&'static str`. The macro and the build helper both
+/// ask this, so a variant's constants have the same types as the base's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConstType {
+    /// `usize`.
+    Usize,
+    /// `isize`.
+    Isize,
+    /// `bool`.
+    Bool,
+    /// `&str` (a `const` of it is `'static`).
+    Str,
+}
+
+impl ConstType {
+    /// The type as Rust source.
+    pub fn rust(self) -> &'static str {
+        match self {
+            ConstType::Usize => "usize",
+            ConstType::Isize => "isize",
+            ConstType::Bool => "bool",
+            ConstType::Str => "&str",
+        }
+    }
+}
+
+impl TuneSpec {
+    /// The type of the `const` of parameter `index` (declaration order).
+    pub fn const_type(&self, index: usize) -> ConstType {
+        let base = self.base.get(index);
+        match base {
+            Some(Value::Bool(_)) => ConstType::Bool,
+            Some(Value::Ident(_) | Value::Str(_)) => ConstType::Str,
+            _ => {
+                let negative = self.params[index]
+                    .values
+                    .iter()
+                    .chain(base)
+                    .any(|v| v.as_int().is_some_and(|i| i < 0));
+                if negative {
+                    ConstType::Isize
+                } else {
+                    ConstType::Usize
+                }
+            }
+        }
+    }
+}
+
 /// How a parameter's values were written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Form {

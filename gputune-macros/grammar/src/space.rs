@@ -37,6 +37,15 @@ impl Value {
         std::mem::discriminant(self) == std::mem::discriminant(other)
     }
 
+    /// The value as a Rust literal: `8`, `-3`, `true`, `"ldg"` (identifiers become strings).
+    pub fn rust_literal(&self) -> String {
+        match self {
+            Value::Int(v) => v.to_string(),
+            Value::Bool(v) => v.to_string(),
+            Value::Ident(s) | Value::Str(s) => format!("{s:?}"),
+        }
+    }
+
     /// The kind's name, for messages.
     pub fn kind(&self) -> &'static str {
         match self {

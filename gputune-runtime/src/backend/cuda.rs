@@ -679,6 +679,45 @@ fn device_info(ordinal: u32, raw: &RawAttributes) -> DeviceInfo {
     }
 }
 
+/// `sm_XY` of the current context's device, or of device 0 when no context is current;
+/// `None` without a usable driver. Picks applied `gputune.toml` entries in production.
+pub(crate) fn current_arch() -> Option<String> {
+    // SAFETY: only tries to dlopen the candidate library names; nothing is called.
+    if !unsafe { sys::is_culib_present() } {
+        return None;
+    }
+    quietly(|| -> std::result::Result<String, DriverError> {
+        if driver_version()? < MIN_DRIVER_VERSION {
+            return Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_SUPPORTED));
+        }
+        driver::init()?;
+        let mut context: sys::CUcontext = std::ptr::null_mut();
+        let mut device: sys::CUdevice = 0;
+        // SAFETY: out-pointers to locals; a null context means none is current.
+        unsafe {
+            sys::cuCtxGetCurrent(&mut context).result()?;
+            if context.is_null() {
+                sys::cuDeviceGet(&mut device, 0).result()?;
+            } else {
+                sys::cuCtxGetDevice(&mut device).result()?;
+            }
+        }
+        let attribute = |a| {
+            let mut v = 0;
+            // SAFETY: out-pointer to a local; `device` came from the driver.
+            unsafe { sys::cuDeviceGetAttribute(&mut v, a, device) }
+                .result()
+                .map(|()| v)
+        };
+        use sys::CUdevice_attribute as A;
+        let major = attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        Ok(format!("sm_{major}{minor}"))
+    })
+    .ok()?
+    .ok()
+}
+
 fn driver_version() -> std::result::Result<i32, DriverError> {
     let mut version = 0;
     // SAFETY: writes one int; needs no cuInit.

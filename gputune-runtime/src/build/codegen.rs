@@ -1,0 +1,314 @@
+//! The Rust source of one tuned function's dispatch, written to `OUT_DIR/gputune/NAME.rs`.
+//!
+//! The `#[tune]` macro turns the body into a local `macro_rules! __gputune_body` taking the
+//! parameter constants, and includes this file as the function's body expression. The file
+//! holds one arm per compiled-in point: base, the applied entries, and the selected
+//! variants, each selected one gated by `#[cfg(gputune_variant = "function.label")]`.
+
+use gputune_grammar::{Point, TuneSpec};
+
+use super::gputune_toml::ANY_WORKLOAD;
+use super::scan::Found;
+
+/// One arm of the dispatch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arm {
+    /// `base`, or the point's label.
+    pub label: String,
+    /// The constants' values.
+    pub point: Point,
+    /// `function.label` when a selection compiled it in (it is then cfg-gated).
+    pub cfg: Option<String>,
+}
+
+/// An applied entry, by arm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyEntry {
+    /// The workload key as written in `gputune.toml`.
+    pub workload: String,
+    /// The architecture.
+    pub arch: String,
+    /// Index into the arms.
+    pub arm: usize,
+}
+
+/// The dispatch of one function: its arms and applied entries, and what could not be told
+/// apart at run time.
+#[derive(Debug, Clone)]
+pub struct Dispatch {
+    /// Arm 0 is base.
+    pub arms: Vec<Arm>,
+    /// Applied entries in file order.
+    pub policy: Vec<PolicyEntry>,
+    /// Warnings for the build output.
+    pub warnings: Vec<String>,
+}
+
+impl Dispatch {
+    /// Base, then the `applied` points (`(workload, arch, point)`), then the `selected` ones.
+    pub fn new(f: &Found, applied: &[(String, String, Point)], selected: &[Point]) -> Dispatch {
+        let mut arms = vec![Arm {
+            label: "base".into(),
+            point: f.spec.base_point(),
+            cfg: None,
+        }];
+        let mut policy = Vec::new();
+        for (workload, arch, point) in applied {
+            let label = point.label();
+            let arm = match arms.iter().position(|a| a.label == label) {
+                Some(i) => i,
+                None => {
+                    arms.push(Arm {
+                        label,
+                        point: point.clone(),
+                        cfg: None,
+                    });
+                    arms.len() - 1
+                }
+            };
+            policy.push(PolicyEntry {
+                workload: workload.clone(),
+                arch: arch.clone(),
+                arm,
+            });
+        }
+        for point in selected {
+            let label = point.label();
+            if !arms.iter().any(|a| a.label == label) {
+                arms.push(Arm {
+                    cfg: Some(format!("{}.{label}", f.name)),
+                    label,
+                    point: point.clone(),
+                });
+            }
+        }
+        Dispatch {
+            arms,
+            policy,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// The `const` items of `point`, as the body sees them.
+pub fn constants(spec: &TuneSpec, point: &Point) -> String {
+    spec.params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let value = point
+                .get(&p.name)
+                .map(|v| v.rust_literal())
+                .unwrap_or_default();
+            format!(
+                "#[allow(dead_code)] const {}: {} = {value};",
+                p.const_name(),
+                spec.const_type(i).rust()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The condition that tells workload `key` (`T=f32,N=4`) apart at run time, from the
+/// function's generic parameters; `None` when no part of the key names one.
+fn condition(f: &Found, key: &str, warnings: &mut Vec<String>) -> Option<String> {
+    let mut parts = Vec::new();
+    for pair in key.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((name, value)) = pair.split_once('=') else {
+            warnings.push(format!(
+                "gputune.toml: workload `{key}` of `{}`: `{pair}` is not `axis=value`",
+                f.name
+            ));
+            continue;
+        };
+        let (name, value) = (name.trim(), value.trim());
+        if f.type_generics.iter().any(|g| g == name) {
+            parts.push(format!(
+                "::gputune_runtime::tuned::type_is::<{name}>({value:?})"
+            ));
+        } else if f.const_generics.iter().any(|g| g == name)
+            && (value.parse::<i64>().is_ok() || value == "true" || value == "false")
+        {
+            parts.push(format!("({name} == {value})"));
+        } else {
+            warnings.push(format!(
+                "gputune.toml: workload `{key}` of `{}`: `{name}` is not a generic parameter \
+                 of the function, so production builds cannot tell its values apart",
+                f.name
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(" && "))
+}
+
+/// The source of `f`'s dispatch.
+pub fn source(f: &Found, dispatch: &mut Dispatch) -> String {
+    let header = format!(
+        "// @generated by gputune-runtime's build helper for `{}`; do not edit.\n",
+        f.name
+    );
+    let base = format!(
+        "__gputune_body!($; {})",
+        constants(&f.spec, &dispatch.arms[0].point)
+    );
+    if dispatch.arms.len() == 1 {
+        return format!("{header}{base}\n");
+    }
+
+    let mut workloads: Vec<&str> = Vec::new();
+    for e in &dispatch.policy {
+        if e.workload != ANY_WORKLOAD && !workloads.contains(&e.workload.as_str()) {
+            workloads.push(&e.workload);
+        }
+    }
+    let other = workloads.len();
+    let mut select = String::new();
+    for (i, key) in workloads.iter().enumerate() {
+        let cond = condition(f, key, &mut dispatch.warnings).unwrap_or_else(|| "true".into());
+        select.push_str(&format!("if {cond} {{ {i} }} else "));
+    }
+    select.push_str(&format!("{{ {other} }}"));
+
+    // Specific workloads first, so they win over `*` entries for the same architecture.
+    let mut entries: Vec<(usize, &str, usize)> = Vec::new();
+    for e in dispatch
+        .policy
+        .iter()
+        .filter(|e| e.workload != ANY_WORKLOAD)
+    {
+        let w = workloads
+            .iter()
+            .position(|k| *k == e.workload)
+            .unwrap_or(other);
+        entries.push((w, &e.arch, e.arm));
+    }
+    for e in dispatch
+        .policy
+        .iter()
+        .filter(|e| e.workload == ANY_WORKLOAD)
+    {
+        for w in 0..=other {
+            entries.push((w, &e.arch, e.arm));
+        }
+    }
+    let policy: String = entries
+        .iter()
+        .map(|(w, arch, arm)| {
+            format!(
+                "::gputune_runtime::tuned::Entry {{ workload: {w}, arch: {arch:?}, arm: {arm} }}, "
+            )
+        })
+        .collect();
+    let labels: String = dispatch
+        .arms
+        .iter()
+        .map(|a| format!("{:?}, ", a.label))
+        .collect();
+    let mut arms = String::new();
+    for (i, arm) in dispatch.arms.iter().enumerate().skip(1) {
+        if let Some(cfg) = &arm.cfg {
+            arms.push_str(&format!("        #[cfg(gputune_variant = {cfg:?})]\n"));
+        }
+        arms.push_str(&format!(
+            "        {i} => __gputune_body!($; {}),\n",
+            constants(&f.spec, &arm.point)
+        ));
+    }
+    format!(
+        "{header}{{
+    static __GPUTUNE_TABLE: ::gputune_runtime::tuned::Table = ::gputune_runtime::tuned::Table {{
+        function: {name:?},
+        arms: &[{labels}],
+        policy: &[{policy}],
+    }};
+    static __GPUTUNE_CACHE: ::gputune_runtime::tuned::Cache<{slots}> = ::gputune_runtime::tuned::Cache::new();
+    let __gputune_workload: usize = {select};
+    match __GPUTUNE_CACHE.arm(&__GPUTUNE_TABLE, __gputune_workload) {{
+{arms}        _ => {base},
+    }}
+}}
+",
+        name = f.name,
+        slots = other + 1,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::scan::scan_source;
+
+    fn found() -> Found {
+        scan_source(
+            "src/lib.rs",
+            "#[tune(ipt = [1, 2, 4], fast = [true, false], load = [ldg, ldca], base(ipt = 1, fast = false, load = ldg))]
+             fn f<T>() {}",
+        )
+        .0
+        .remove(0)
+    }
+
+    #[test]
+    fn base_only_is_the_body_without_dispatch() {
+        let f = found();
+        let mut d = Dispatch::new(&f, &[], &[]);
+        let src = source(&f, &mut d);
+        assert!(src.contains(
+            "__gputune_body!($; #[allow(dead_code)] const IPT: usize = 1; \
+             #[allow(dead_code)] const FAST: bool = false; \
+             #[allow(dead_code)] const LOAD: &str = \"ldg\";)"
+        ));
+        assert!(!src.contains("match"));
+    }
+
+    #[test]
+    fn applied_and_selected_arms() {
+        let f = found();
+        let space = f.spec.space();
+        let applied = vec![
+            ("T=f32".to_string(), "sm_90".to_string(), space[3].clone()),
+            ("*".to_string(), "cpu".to_string(), space[0].clone()),
+        ];
+        let selected = vec![space[3].clone(), space[5].clone()];
+        let mut d = Dispatch::new(&f, &applied, &selected);
+        let labels: Vec<&str> = d.arms.iter().map(|a| a.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "base",
+                "ipt_1.fast_false.load_ldca",
+                "ipt_1.fast_true.load_ldg",
+                "ipt_2.fast_true.load_ldca"
+            ]
+        );
+        assert_eq!(
+            d.arms[3].cfg.as_deref(),
+            Some("f.ipt_2.fast_true.load_ldca")
+        );
+        let src = source(&f, &mut d);
+        assert!(
+            src.contains("type_is::<T>(\"f32\") { 0 } else { 1 }"),
+            "{src}"
+        );
+        assert!(src.contains("Cache<2>"));
+        assert!(src.contains("Entry { workload: 0, arch: \"sm_90\", arm: 1 }, ::gputune_runtime::tuned::Entry { workload: 0, arch: \"cpu\", arm: 2 }, ::gputune_runtime::tuned::Entry { workload: 1, arch: \"cpu\", arm: 2 }"), "{src}");
+        assert!(src
+            .contains("#[cfg(gputune_variant = \"f.ipt_2.fast_true.load_ldca\")]\n        3 => "));
+        assert!(d.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_workload_axis_that_is_not_a_generic_is_a_warning() {
+        let f = found();
+        let applied = vec![(
+            "U=f64".to_string(),
+            "cpu".to_string(),
+            f.spec.space()[1].clone(),
+        )];
+        let mut d = Dispatch::new(&f, &applied, &[]);
+        let src = source(&f, &mut d);
+        assert!(src.contains("if true { 0 }"));
+        assert!(d.warnings[0].contains("`U` is not a generic parameter"));
+    }
+}
