@@ -1,9 +1,242 @@
-//! `cargo gputune`: the subcommand is specified in `../shared/DESIGN.md` and tracked as
-//! issue #4; until it lands, this binary says so instead of pretending to work.
+//! `cargo gputune`: a thin CLI over the stages (discovery, builds, runs, store, scoring,
+//! reporting). It never links user code: it talks to bench binaries as child processes
+//! through the versioned protocol of `docs/bench-json.md`.
+//!
+//! Exit codes: 0 success, 1 a regression (`check`) or a failed operation, 2 usage error.
+
+mod apply;
+mod cargo;
+mod check;
+mod cli;
+mod output;
+mod process;
+mod protocol;
+mod report;
+mod results;
+mod score;
+mod search;
+mod store;
+mod strategy;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+
+use crate::cargo::Workspace;
+use crate::cli::{CargoCli, Command};
+use crate::output::Output;
+use crate::store::Store;
+
+/// Exit code of a usage error, as cargo and clap use it.
+const EXIT_USAGE: i32 = 2;
+
+/// A mistake in how cargo gputune was called (exit 2), as opposed to a failure (exit 1).
+#[derive(Debug)]
+struct Usage(String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
 
 fn main() {
-    eprintln!(
-        "error: cargo gputune is not implemented yet; run a bench binary directly (see README.md)"
-    );
-    std::process::exit(2);
+    let CargoCli::Gputune(cli) = CargoCli::parse();
+    let mut out = Output::new(&cli.cargo);
+    match run(cli, &mut out) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            let usage = e.chain().any(|c| c.is::<Usage>());
+            std::process::exit(if usage { EXIT_USAGE } else { 1 });
+        }
+    }
+}
+
+fn store_path(ws: &Workspace, db: Option<&PathBuf>) -> PathBuf {
+    db.cloned()
+        .unwrap_or_else(|| ws.gputune_dir().join("gputune.db"))
+}
+
+fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
+    let args = cli.cargo;
+    // `report --db FILE` works anywhere, without a workspace.
+    let ws = Workspace::discover(&args);
+    match cli.command {
+        Command::List => list(&ws?, &args, out),
+        Command::Search(s) => {
+            let ws = ws?;
+            let store = Store::open(&store_path(&ws, args.db.as_ref()))?;
+            out.json = s.json;
+            let (counters, touched) = search::search(&ws, &args, &s, &store, out).map_err(|e| {
+                if e.to_string().starts_with("the bench binary rejected")
+                    || e.chain().any(|c| {
+                        c.to_string().contains("unknown axis")
+                            || c.to_string().contains("not a declared")
+                    })
+                {
+                    e.context(Usage("bad search arguments".into()))
+                } else {
+                    e
+                }
+            })?;
+            out.status(&format!(
+                "Done: {} build(s), {} run(s), {} result(s) stored",
+                counters.builds, counters.runs, counters.stored
+            ));
+            if s.json {
+                let groups: Vec<results::Group> = results::groups(store.measurements()?, true)
+                    .into_iter()
+                    .filter(|g| touched.contains(&(g.package.clone(), g.bench.clone())))
+                    .collect();
+                let mut doc = report::to_json(&groups, usize::MAX);
+                doc["search"] = serde_json::json!({
+                    "builds": counters.builds,
+                    "runs": counters.runs,
+                    "stored": counters.stored,
+                });
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            }
+            Ok(0)
+        }
+        Command::Report(r) => {
+            let path = match (&args.db, ws) {
+                (Some(db), _) => db.clone(),
+                (None, Ok(ws)) => store_path(&ws, None),
+                (None, Err(e)) => return Err(e),
+            };
+            if !path.is_file() {
+                return Err(anyhow::Error::new(Usage(format!(
+                    "no store at {}: run `cargo gputune search` first, or pass --db FILE",
+                    path.display()
+                ))));
+            }
+            let store = Store::open(&path)?;
+            let groups = results::groups(store.measurements()?, true);
+            if r.coverage {
+                print!("{}", report::coverage(&groups, &store, r.format)?);
+            } else {
+                print!("{}", report::render(&groups, r.top, r.format));
+            }
+            if let Some(dir) = &r.plot {
+                return Err(anyhow::Error::new(Usage(format!(
+                    "--plot {}: SVG plots are not implemented yet",
+                    dir.display()
+                ))));
+            }
+            Ok(0)
+        }
+        Command::Apply(a) => {
+            let ws = ws?;
+            let store = Store::open(&store_path(&ws, args.db.as_ref()))?;
+            let groups = results::groups(store.measurements()?, true);
+            let n = apply::apply(&ws, &groups, &store, a.dry_run, out)?;
+            out.status(&format!(
+                "{n} winner(s) {}",
+                if a.dry_run {
+                    "would be applied"
+                } else {
+                    "applied"
+                }
+            ));
+            Ok(0)
+        }
+        Command::Check(c) => {
+            let ws = ws?;
+            let store = Store::open(&store_path(&ws, args.db.as_ref()))?;
+            let groups = results::groups(store.measurements()?, true);
+            let comparisons = match &c.baseline {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path)
+                        .with_context(|| format!("cannot read the baseline {}", path.display()))
+                        .map_err(|e| e.context(Usage("bad --baseline".into())))?;
+                    let doc: serde_json::Value = serde_json::from_str(&text)
+                        .with_context(|| format!("{} is not JSON", path.display()))
+                        .map_err(|e| e.context(Usage("bad --baseline".into())))?;
+                    check::compare(&groups, &doc, c.threshold)
+                        .map_err(|e| e.context(Usage("bad --baseline".into())))?
+                }
+                None => Vec::new(),
+            };
+            if c.baseline.is_none() && c.min_score.is_none() {
+                return Err(anyhow::Error::new(Usage(
+                    "check needs --baseline FILE, --min-score SCORE, or both".into(),
+                )));
+            }
+            let applied = check::applied_scores(&ws, &groups)?;
+            let (md, pass) = check::summary(&comparisons, &applied, c.min_score);
+            print!("{md}");
+            if let Some(path) = &c.summary {
+                std::fs::write(path, &md)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            Ok(if pass { 0 } else { 1 })
+        }
+    }
+}
+
+/// `list`: benches, tuned functions, parameters, space sizes and compile-time workloads.
+fn list(ws: &Workspace, args: &cli::CargoArgs, out: &mut Output) -> Result<i32> {
+    for target in ws.bench_targets(args)? {
+        let revision = cargo::revision(ws, args, &target)?;
+        let dir = ws.gputune_dir().join("bin").join(&revision);
+        let bin = dir.join(format!("{}-base", target.bench));
+        out.status(&format!("Building {} ({})", target.bench, target.package));
+        let manifest = match cargo::build(ws, args, &target, "", &bin, None)? {
+            cargo::BuildOutcome::Built { manifest, .. } => manifest,
+            cargo::BuildOutcome::Failed { message, .. } => {
+                anyhow::bail!("`{}` does not build:\n{message}", target.bench)
+            }
+            cargo::BuildOutcome::TimedOut { .. } => unreachable!("no limit"),
+        };
+        for b in protocol::list(&bin, &[])? {
+            out.line(&format!("{} / {} ({})", target.package, b.name, b.backend));
+            for a in &b.axes {
+                out.line(&format!(
+                    "  axis {}{}: {}",
+                    a.name,
+                    if a.compile_time {
+                        " (compile-time workload)"
+                    } else {
+                        ""
+                    },
+                    a.values.join(", ")
+                ));
+            }
+            let Some(f) = b.tunes.as_deref() else {
+                out.line("  tunes nothing");
+                continue;
+            };
+            match manifest.as_ref().and_then(|m| m.function(f)) {
+                Some(func) => {
+                    out.line(&format!(
+                        "  tunes {}: {} variants ({})",
+                        func.name, func.space_size, func.file
+                    ));
+                    for p in &func.params {
+                        let values: Vec<String> = p
+                            .values
+                            .iter()
+                            .map(|v| v.to_string().trim_matches('"').to_string())
+                            .collect();
+                        out.line(&format!(
+                            "    {} ({}, base {}): {}",
+                            p.name,
+                            p.rust_type,
+                            func.base
+                                .get(&p.name)
+                                .map(|v| v.to_string())
+                                .unwrap_or_default(),
+                            values.join(", ")
+                        ));
+                    }
+                }
+                None => out.line(&format!("  tunes {f}, which has no generated variants")),
+            }
+        }
+    }
+    Ok(0)
 }

@@ -19,6 +19,9 @@ pub struct Cli {
     /// Print the benches and their axes as JSON and exit.
     #[arg(short = 'l', long)]
     pub list: bool,
+    /// Open the devices the selected benches need, print them as JSON and exit.
+    #[arg(long)]
+    pub devices: bool,
     /// Run only these benches (name or index; repeatable).
     #[arg(short = 'b', long = "benchmark", value_name = "NAME")]
     pub benchmarks: Vec<String>,

@@ -277,7 +277,8 @@ pub fn summaries(outcome: &Outcome, device: Option<&DeviceInfo>) -> Vec<Value> {
     out
 }
 
-fn device_json(d: &DeviceInfo) -> Value {
+/// A device as the JSON document lists it.
+pub fn device_json(d: &DeviceInfo) -> Value {
     json!({
         "id": d.id,
         "backend": d.backend,

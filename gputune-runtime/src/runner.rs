@@ -113,6 +113,16 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         return Ok(EXIT_OK);
     }
 
+    if cli.devices {
+        let backends = Backends::open(&benches, &cli)?;
+        let doc = json!({
+            "protocol": 1,
+            "devices": backends.devices().iter().map(output::device_json).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return Ok(EXIT_OK);
+    }
+
     if !criteria.names().contains(&cli.stopping_criterion.as_str()) {
         return Err(Error::Usage(format!(
             "unknown stopping criterion `{}`; known: {}",

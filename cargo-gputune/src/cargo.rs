@@ -1,0 +1,324 @@
+//! What cargo knows: discovery through `cargo metadata`, and builds of bench targets with a
+//! `GPUTUNE_VARIANTS` selection, read back from cargo's JSON messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use cargo_metadata::{Message, Metadata, MetadataCommand, Package};
+use gputune_runtime::build::manifest::Manifest;
+
+use crate::cli::CargoArgs;
+use crate::process::{self, Exit};
+
+/// A bench target of a package that links gputune-runtime.
+#[derive(Debug, Clone)]
+pub struct BenchTarget {
+    /// The package name.
+    pub package: String,
+    /// The package's id, as cargo's messages name it.
+    pub package_id: String,
+    /// The bench target's name.
+    pub bench: String,
+}
+
+/// The workspace as cargo describes it.
+pub struct Workspace {
+    /// `cargo metadata`'s answer.
+    pub metadata: Metadata,
+    /// The target directory (`--target-dir`, `CARGO_TARGET_DIR` or cargo's default).
+    pub target_dir: PathBuf,
+}
+
+impl Workspace {
+    /// Runs `cargo metadata` with the cargo options.
+    pub fn discover(args: &CargoArgs) -> Result<Workspace> {
+        let mut cmd = MetadataCommand::new();
+        if let Some(path) = &args.manifest_path {
+            cmd.manifest_path(path);
+        }
+        let mut other = Vec::new();
+        if args.locked {
+            other.push("--locked".to_string());
+        }
+        if args.offline {
+            other.push("--offline".to_string());
+        }
+        cmd.other_options(other);
+        let metadata = cmd.exec().context("`cargo metadata` failed")?;
+        let target_dir = args
+            .target_dir
+            .clone()
+            .unwrap_or_else(|| metadata.target_directory.clone().into_std_path_buf());
+        Ok(Workspace {
+            metadata,
+            target_dir,
+        })
+    }
+
+    /// The directory gputune keeps its store, binaries and logs in.
+    pub fn gputune_dir(&self) -> PathBuf {
+        self.target_dir.join("gputune")
+    }
+
+    /// The bench targets that `-p` and `--bench` select among packages that depend on
+    /// gputune-runtime (all workspace members if no `-p`).
+    pub fn bench_targets(&self, args: &CargoArgs) -> Result<Vec<BenchTarget>> {
+        let members: Vec<&Package> = self.metadata.workspace_packages();
+        for p in &args.package {
+            if !members.iter().any(|m| m.name.as_str() == p) {
+                let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+                bail!(
+                    "package `{p}` is not in the workspace; members: {}",
+                    names.join(", ")
+                );
+            }
+        }
+        let mut out = Vec::new();
+        for pkg in members {
+            if !args.package.is_empty() && !args.package.iter().any(|p| p == pkg.name.as_str()) {
+                continue;
+            }
+            if !pkg.dependencies.iter().any(|d| d.name == "gputune-runtime") {
+                continue;
+            }
+            for t in &pkg.targets {
+                if !t.kind.iter().any(|k| k.to_string() == "bench") {
+                    continue;
+                }
+                if !args.bench.is_empty() && !args.bench.iter().any(|b| b == &t.name) {
+                    continue;
+                }
+                out.push(BenchTarget {
+                    package: pkg.name.to_string(),
+                    package_id: pkg.id.repr.clone(),
+                    bench: t.name.clone(),
+                });
+            }
+        }
+        if out.is_empty() {
+            bail!(
+                "no bench targets found{}{}: a bench is a `[[bench]]` with `harness = false` in a \
+                 package that depends on gputune-runtime",
+                if args.package.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {}", args.package.join(", "))
+                },
+                if args.bench.is_empty() {
+                    String::new()
+                } else {
+                    format!(" named {}", args.bench.join(", "))
+                },
+            );
+        }
+        Ok(out)
+    }
+}
+
+/// A finished build.
+#[derive(Debug)]
+pub enum BuildOutcome {
+    /// The bench executable (copied to `dest`) and the package's manifest.
+    Built {
+        /// Where the executable was copied.
+        executable: PathBuf,
+        /// The package's gputune manifest, if the package has the build helper.
+        manifest: Option<Manifest>,
+        /// Wall time.
+        seconds: f64,
+    },
+    /// The compiler or build script failed; the last lines of its output.
+    Failed {
+        /// What cargo said.
+        message: String,
+        /// Wall time.
+        seconds: f64,
+    },
+    /// Killed at the limit.
+    TimedOut {
+        /// Wall time.
+        seconds: f64,
+    },
+}
+
+/// Builds `target` with `GPUTUNE_VARIANTS=selection` and copies its executable to `dest`.
+pub fn build(
+    ws: &Workspace,
+    args: &CargoArgs,
+    target: &BenchTarget,
+    selection: &str,
+    dest: &Path,
+    limit: Option<Duration>,
+) -> Result<BuildOutcome> {
+    let logs = ws.gputune_dir().join("logs");
+    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
+    let stem = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "build".into());
+    let json_path = logs.join(format!("{stem}.json"));
+    let log_path = logs.join(format!("{stem}.log"));
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args(["build", "--message-format=json-render-diagnostics", "-p"])
+        .arg(&target.package)
+        .args(["--bench", &target.bench, "--profile", &args.profile()]);
+    if let Some(path) = &args.manifest_path {
+        cmd.arg("--manifest-path").arg(path);
+    }
+    if let Some(f) = &args.features {
+        cmd.args(["--features", f]);
+    }
+    if args.locked {
+        cmd.arg("--locked");
+    }
+    if args.offline {
+        cmd.arg("--offline");
+    }
+    cmd.env("CARGO_TARGET_DIR", &ws.target_dir)
+        .env("GPUTUNE_VARIANTS", selection)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&json_path)?)
+        .stderr(std::fs::File::create(&log_path)?);
+    let finished = process::run(&mut cmd, limit).context("cannot run cargo")?;
+    let seconds = finished.seconds;
+    match finished.exit {
+        Exit::TimedOut => return Ok(BuildOutcome::TimedOut { seconds }),
+        Exit::Code(0) => {}
+        _ => {
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
+            let tail = tail[tail.len().saturating_sub(12)..].join("\n");
+            return Ok(BuildOutcome::Failed {
+                message: tail,
+                seconds,
+            });
+        }
+    }
+    let text = std::fs::read(&json_path)?;
+    let mut executable = None;
+    let mut out_dir = None;
+    for message in Message::parse_stream(&text[..]).flatten() {
+        match message {
+            Message::CompilerArtifact(a)
+                if a.target.name == target.bench && a.package_id.repr == target.package_id =>
+            {
+                executable = a.executable.map(|e| e.into_std_path_buf());
+            }
+            Message::BuildScriptExecuted(b) if b.package_id.repr == target.package_id => {
+                out_dir = Some(b.out_dir.into_std_path_buf());
+            }
+            _ => {}
+        }
+    }
+    let Some(executable) = executable else {
+        bail!(
+            "cargo built `{}` but named no executable for it",
+            target.bench
+        );
+    };
+    if let Some(dir) = dest.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    // Copy, so the next build (another batch) cannot overwrite a binary still to be run.
+    let tmp = dest.with_extension("tmp");
+    std::fs::copy(&executable, &tmp)
+        .with_context(|| format!("cannot copy {} to {}", executable.display(), tmp.display()))?;
+    std::fs::rename(&tmp, dest)?;
+    let manifest = match out_dir {
+        Some(dir) => {
+            let path = dir.join("gputune").join("manifest.json");
+            match std::fs::read_to_string(&path) {
+                Ok(text) => Some(
+                    serde_json::from_str(&text)
+                        .with_context(|| format!("{} is not a gputune manifest", path.display()))?,
+                ),
+                Err(_) => None,
+            }
+        }
+        None => None,
+    };
+    Ok(BuildOutcome::Built {
+        executable: dest.to_path_buf(),
+        manifest,
+        seconds,
+    })
+}
+
+/// A revision key: the toolchain, the build options, and the contents of the package and of
+/// every local package (path dependency), so editing a kernel starts a new search.
+pub fn revision(ws: &Workspace, args: &CargoArgs, target: &BenchTarget) -> Result<String> {
+    let mut h = Fnv::default();
+    let rustc = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .context("cannot run rustc -vV")?;
+    h.write(&rustc.stdout);
+    h.write(args.profile().as_bytes());
+    h.write(args.features.as_deref().unwrap_or("").as_bytes());
+    let lock = ws.metadata.workspace_root.join("Cargo.lock");
+    h.write(&std::fs::read(lock).unwrap_or_default());
+    let mut dirs: Vec<PathBuf> = ws
+        .metadata
+        .packages
+        .iter()
+        .filter(|p| p.source.is_none())
+        .filter_map(|p| {
+            p.manifest_path
+                .parent()
+                .map(|d| d.as_std_path().to_path_buf())
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs {
+        hash_dir(&mut h, &dir, &ws.target_dir)?;
+    }
+    Ok(format!("{}-{:016x}", target.package, h.0))
+}
+
+fn hash_dir(h: &mut Fnv, dir: &Path, skip: &Path) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        if path == skip || name == "target" || name.starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            // Nested packages hash themselves; a directory with its own Cargo.toml is one.
+            if !path.join("Cargo.toml").is_file() {
+                hash_dir(h, &path, skip)?;
+            }
+        } else if path.is_file() {
+            h.write(name.as_bytes());
+            h.write(&std::fs::read(&path)?);
+        }
+    }
+    Ok(())
+}
+
+/// FNV-1a, 64 bits: a stable hash for revision keys (std's hasher may change between
+/// releases).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! `check`: the CI gate. Against a baseline (`report --format json` from an earlier run on
+//! the same GPU model), each workload is SAME when the difference is within the smaller of
+//! the two noises (or `--threshold`), else FAST or SLOW; the applied variants must still
+//! score at least `--min-score`. A markdown summary; exit 0 pass, 1 regression.
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Context, Result};
+use gputune_runtime::build::gputune_toml::{GputuneToml, ANY_WORKLOAD, FILE_NAME};
+use serde_json::Value;
+
+use crate::cargo::Workspace;
+use crate::results::Group;
+
+/// One compared workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// `bench.function [ct] variant rt`.
+    pub name: String,
+    /// Baseline centre (s).
+    pub baseline: f64,
+    /// Current centre (s).
+    pub current: f64,
+    /// `SAME`, `FAST` or `SLOW`.
+    pub verdict: &'static str,
+}
+
+/// The verdict for one workload: relative difference against the allowed band.
+pub fn verdict(
+    baseline: f64,
+    current: f64,
+    noise_baseline: f64,
+    noise_current: f64,
+    threshold: f64,
+) -> &'static str {
+    let diff = (current - baseline) / baseline;
+    let band = noise_baseline.min(noise_current).max(threshold);
+    if diff.abs() <= band {
+        "SAME"
+    } else if diff < 0.0 {
+        "FAST"
+    } else {
+        "SLOW"
+    }
+}
+
+/// Compares the current `groups` with `baseline` (report JSON).
+pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Vec<Comparison>> {
+    let Some(base_groups) = baseline["groups"].as_array() else {
+        bail!("the baseline is not a `cargo gputune report --format json` export (no `groups`)");
+    };
+    let mut out = Vec::new();
+    for bg in base_groups {
+        let Some(g) = groups.iter().find(|g| {
+            bg["package"] == g.package.as_str()
+                && bg["bench"] == g.bench.as_str()
+                && bg["ct_workload"] == g.ct_workload.as_str()
+        }) else {
+            continue;
+        };
+        for bv in bg["variants"].as_array().into_iter().flatten() {
+            let label = bv["variant"].as_str().unwrap_or_default();
+            let Some(current) = g.variants.get(label) else {
+                continue;
+            };
+            for bw in bv["workloads"].as_array().into_iter().flatten() {
+                let rt = bw["rt_workload"].as_str().unwrap_or_default();
+                let Some(cm) = current
+                    .iter()
+                    .find(|m| m.rt_workload == rt && m.status == "ok")
+                else {
+                    continue;
+                };
+                let (Some(b), Some(c)) = (bw["center"].as_f64(), cm.center) else {
+                    continue;
+                };
+                let nb = bw["noise"].as_f64().unwrap_or(0.0);
+                let nc = cm.noise.unwrap_or(0.0);
+                out.push(Comparison {
+                    name: format!(
+                        "{}.{} [{}] {label} {rt}",
+                        g.bench, g.function, g.ct_workload
+                    ),
+                    baseline: b,
+                    current: c,
+                    verdict: verdict(b, c, nb, nc, threshold),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The applied variants (gputune.toml entries for the group's architecture) and their current
+/// scores: `(name, label, score)`.
+pub fn applied_scores(
+    ws: &Workspace,
+    groups: &[Group],
+) -> Result<Vec<(String, String, Option<f64>)>> {
+    let mut files: BTreeMap<String, Option<GputuneToml>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for g in groups {
+        let file = match files.get(&g.package) {
+            Some(f) => f.clone(),
+            None => {
+                let pkg = ws
+                    .metadata
+                    .workspace_packages()
+                    .into_iter()
+                    .find(|p| p.name.as_str() == g.package);
+                let path = pkg.and_then(|p| {
+                    p.manifest_path
+                        .parent()
+                        .map(|d| d.as_std_path().join(FILE_NAME))
+                });
+                let f = match path.and_then(|p| std::fs::read_to_string(&p).ok().map(|t| (p, t))) {
+                    Some((p, text)) => {
+                        Some(GputuneToml::parse(&text).with_context(|| p.display().to_string())?)
+                    }
+                    None => None,
+                };
+                files.insert(g.package.clone(), f.clone());
+                f
+            }
+        };
+        let Some(file) = file else { continue };
+        let Some(workloads) = file.functions.get(&g.function) else {
+            continue;
+        };
+        let entry = workloads
+            .get(&g.ct_workload)
+            .and_then(|a| a.get(&g.arch))
+            .or_else(|| workloads.get(ANY_WORKLOAD).and_then(|a| a.get(&g.arch)));
+        let Some(params) = entry else { continue };
+        // The label of the applied point, in the order the space declares its parameters.
+        let label = g
+            .variants
+            .keys()
+            .find(|l| {
+                l.split('.').all(|part| {
+                    part.split_once('_').is_some_and(|(n, v)| {
+                        params
+                            .get(n)
+                            .is_some_and(|pv| pv.to_string().trim_matches('"') == v)
+                    })
+                }) && l.split('.').count() == params.len()
+            })
+            .cloned();
+        let name = format!(
+            "{}.{} [{}] on {}",
+            g.bench, g.function, g.ct_workload, g.arch
+        );
+        match label {
+            Some(l) => {
+                let score = crate::results::score_of(g.base(), &g.variants[&l]).map(|s| s.score);
+                out.push((name, l, score));
+            }
+            None => out.push((name, "(applied point not measured)".into(), None)),
+        }
+    }
+    Ok(out)
+}
+
+/// The markdown summary and whether the gate passed.
+pub fn summary(
+    comparisons: &[Comparison],
+    applied: &[(String, String, Option<f64>)],
+    min_score: Option<f64>,
+) -> (String, bool) {
+    let mut md = String::from("## gputune check\n\n");
+    let mut pass = true;
+    if !comparisons.is_empty() {
+        let count = |v: &str| comparisons.iter().filter(|c| c.verdict == v).count();
+        md.push_str(&format!(
+            "{} workloads: {} SAME, {} FAST, {} SLOW\n\n| workload | baseline | current | change | verdict |\n|---|---:|---:|---:|---|\n",
+            comparisons.len(),
+            count("SAME"),
+            count("FAST"),
+            count("SLOW")
+        ));
+        for c in comparisons {
+            md.push_str(&format!(
+                "| {} | {} | {} | {:+.2} % | {} |\n",
+                c.name,
+                gputune_runtime::output::format_duration(c.baseline),
+                gputune_runtime::output::format_duration(c.current),
+                (c.current / c.baseline - 1.0) * 100.0,
+                c.verdict
+            ));
+        }
+        md.push('\n');
+        pass &= count("SLOW") == 0;
+    }
+    if let Some(min) = min_score {
+        md.push_str(&format!("Applied variants, minimum score {min}:\n\n| workload | variant | score | |\n|---|---|---:|---|\n"));
+        for (name, label, score) in applied {
+            let ok = score.is_some_and(|s| s >= min);
+            pass &= ok;
+            md.push_str(&format!(
+                "| {name} | {label} | {} | {} |\n",
+                score.map_or("n/a".into(), |s| format!("{s:.4}")),
+                if ok { "pass" } else { "FAIL" }
+            ));
+        }
+        if applied.is_empty() {
+            md.push_str("| (no applied entries for the measured workloads) | | | |\n");
+        }
+        md.push('\n');
+    }
+    md.push_str(if pass {
+        "**Result: pass**\n"
+    } else {
+        "**Result: regression**\n"
+    });
+    (md, pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_use_the_smaller_noise_or_the_threshold() {
+        assert_eq!(verdict(1.0, 1.01, 0.02, 0.05, 0.0), "SAME");
+        assert_eq!(verdict(1.0, 1.03, 0.02, 0.05, 0.0), "SLOW");
+        assert_eq!(verdict(1.0, 0.97, 0.02, 0.05, 0.0), "FAST");
+        assert_eq!(verdict(1.0, 1.03, 0.02, 0.05, 0.05), "SAME");
+        assert_eq!(verdict(1.0, 2.0, 0.01, 0.01, 0.0), "SLOW");
+    }
+
+    #[test]
+    fn the_summary_fails_on_slow_or_low_scores() {
+        let c = |v| Comparison {
+            name: "x".into(),
+            baseline: 1.0,
+            current: 1.0,
+            verdict: v,
+        };
+        assert!(summary(&[c("SAME"), c("FAST")], &[], None).1);
+        assert!(!summary(&[c("SAME"), c("SLOW")], &[], None).1);
+        let applied = vec![("w".to_string(), "x_1".to_string(), Some(1.2))];
+        assert!(summary(&[], &applied, Some(1.0)).1);
+        assert!(!summary(&[], &applied, Some(1.5)).1);
+        let (md, _) = summary(&[c("SLOW")], &applied, Some(1.0));
+        assert!(
+            md.contains("| x |") && md.contains("SLOW") && md.contains("**Result: regression**")
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! The command line: cargo's conventions, then one subcommand per stage.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// `cargo gputune`: cargo passes `gputune` as the first argument.
+#[derive(Debug, Parser)]
+#[command(name = "cargo", bin_name = "cargo", styles = clap::builder::Styles::plain())]
+pub enum CargoCli {
+    /// Tune GPU kernels: search variants of #[tune] functions, report, apply, check.
+    #[command(name = "gputune", version)]
+    Gputune(Gputune),
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  cargo gputune list
+  cargo gputune search -p my-kernels -R scale -a 'Elements{io}[pow2]=[24,28]'
+  cargo gputune search --strategy random --max-evals 50 -- --stopping-criterion entropy
+  cargo gputune report --top 5
+  cargo gputune report --coverage --format markdown
+  cargo gputune apply --dry-run
+  cargo gputune report --format json > perf/baseline.json
+  cargo gputune check --baseline perf/baseline.json --min-score 1.0";
+
+/// The subcommand and the options every subcommand shares.
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Gputune {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+    /// Cargo's options.
+    #[command(flatten)]
+    pub cargo: CargoArgs,
+}
+
+/// Cargo's conventions.
+#[derive(Debug, Clone, Args)]
+pub struct CargoArgs {
+    /// Path to Cargo.toml.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Package(s) whose benches to use (default: every workspace member that uses gputune).
+    #[arg(short = 'p', long, global = true, value_name = "SPEC")]
+    pub package: Vec<String>,
+    /// Bench target(s) to use (default: all of the selected packages).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub bench: Vec<String>,
+    /// Build profile (default: release).
+    #[arg(long, global = true, value_name = "NAME", conflicts_with = "release")]
+    pub profile: Option<String>,
+    /// Build with the release profile (the default).
+    #[arg(long, global = true)]
+    pub release: bool,
+    /// Features to activate, as cargo takes them.
+    #[arg(short = 'F', long, global = true)]
+    pub features: Option<String>,
+    /// Target directory (default: CARGO_TARGET_DIR or cargo's).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub target_dir: Option<PathBuf>,
+    /// Require Cargo.lock to be up to date.
+    #[arg(long, global = true)]
+    pub locked: bool,
+    /// Do not access the network.
+    #[arg(long, global = true)]
+    pub offline: bool,
+    /// More output (-v: bench and build commands).
+    #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Less output: only results and errors.
+    #[arg(short = 'q', long, global = true)]
+    pub quiet: bool,
+    /// Colour: auto, always or never (NO_COLOR is honoured).
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+    /// The store (default: TARGET_DIR/gputune/gputune.db).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+}
+
+impl CargoArgs {
+    /// The profile builds use.
+    pub fn profile(&self) -> String {
+        self.profile.clone().unwrap_or_else(|| "release".into())
+    }
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    /// On a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Benches, tuned functions, parameters, space sizes and compile-time workloads.
+    List,
+    /// Build, run, verify and score variants against base; results go to the store.
+    Search(SearchArgs),
+    /// What won: per compile-time workload, the top variants with their scores.
+    Report(ReportArgs),
+    /// Write the significant, verified winners into gputune.toml.
+    Apply(ApplyArgs),
+    /// Gate CI: compare with a baseline report and check the applied variants' scores.
+    Check(CheckArgs),
+}
+
+/// `search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Only benches (or tuned functions) whose name matches this regex.
+    #[arg(short = 'R', long, value_name = "REGEX")]
+    pub regex: Option<String>,
+    /// Narrow an axis, as bench binaries take it (`T{ct}=f32`, `Elements{io}[pow2]=[20,24]`).
+    #[arg(short = 'a', long = "axis", value_name = "SPEC")]
+    pub axes: Vec<String>,
+    /// The search strategy.
+    #[arg(long, value_enum, default_value_t = StrategyKind::Exhaustive)]
+    pub strategy: StrategyKind,
+    /// Seed of the strategy's random order (reproducible).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Most variants to evaluate per function (random strategy; exhaustive evaluates all).
+    #[arg(long, value_name = "N")]
+    pub max_evals: Option<usize>,
+    /// Stop starting new variants after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
+    /// Variants per batched build.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub batch_size: usize,
+    /// Kill a build after this many times the base build's time.
+    #[arg(long, default_value_t = 10.0, value_name = "FACTOR")]
+    pub build_limit: f64,
+    /// Kill a run after this many times base's run time.
+    #[arg(long, default_value_t = 50.0, value_name = "FACTOR")]
+    pub run_limit: f64,
+    /// Print the results as JSON on stdout when done.
+    #[arg(long)]
+    pub json: bool,
+    /// Arguments for the bench binaries (after `--`), e.g. `--stopping-criterion stdrel`.
+    #[arg(last = true, value_name = "BENCH_ARGS")]
+    pub bench_args: Vec<String>,
+}
+
+/// Strategies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StrategyKind {
+    /// Every point, in a seeded random order.
+    Exhaustive,
+    /// A seeded random sample (`--max-evals`, `--time-limit`).
+    Random,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned columns.
+    Table,
+    /// JSON (what `check --baseline` reads).
+    Json,
+    /// CSV.
+    Csv,
+    /// A markdown table.
+    Markdown,
+}
+
+/// `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Variants to show per compile-time workload.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub top: usize,
+    /// Show measured / space size per compile-time workload instead.
+    #[arg(long)]
+    pub coverage: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write SVG pictures into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+}
+
+/// `apply`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// Show the change without writing it.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// A `report --format json` export from an earlier run on the same GPU model.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Smallest relative difference that counts as FAST or SLOW (0.05 is 5 %).
+    #[arg(long, default_value_t = 0.0)]
+    pub threshold: f64,
+    /// The applied variants must score at least this against base.
+    #[arg(long, value_name = "SCORE")]
+    pub min_score: Option<f64>,
+    /// Also write the markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY).
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+}

@@ -1,0 +1,197 @@
+//! Talking to bench binaries through protocol 1 (`docs/bench-json.md`): `--list`,
+//! `--devices`, and runs whose results come back as JSON. Nothing here links user code.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use crate::process::{self, Exit};
+
+/// The protocol version this cargo-gputune speaks.
+pub const PROTOCOL: i64 = 1;
+
+/// One axis of a bench, as `--list` gives it.
+#[derive(Debug, Clone)]
+pub struct Axis {
+    /// Full name (`Elements{io}`).
+    pub name: String,
+    /// Name without marks (`Elements`).
+    pub short: String,
+    /// A `{ct}` axis.
+    pub compile_time: bool,
+    /// An `{io}` axis.
+    pub importance_ordered: bool,
+    /// Values as `-a` accepts them (`f32`, `2^20` as the input string).
+    pub values: Vec<String>,
+}
+
+/// One bench, as `--list` gives it.
+#[derive(Debug, Clone)]
+pub struct BenchInfo {
+    /// Name.
+    pub name: String,
+    /// The tuned function, if any.
+    pub tunes: Option<String>,
+    /// `cpu` or `cuda`.
+    pub backend: String,
+    /// Axes in declaration order.
+    pub axes: Vec<Axis>,
+}
+
+fn output(bin: &Path, args: &[String]) -> Result<(i32, String, String)> {
+    let out = Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {}", bin.display()))?;
+    Ok((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    ))
+}
+
+/// `--list` with `axis_args` (`-a …` pairs): the benches and their axes after filtering.
+pub fn list(bin: &Path, axis_args: &[String]) -> Result<Vec<BenchInfo>> {
+    let mut args = vec!["--list".to_string()];
+    args.extend(axis_args.iter().cloned());
+    let (code, stdout, stderr) = output(bin, &args)?;
+    if code != 0 {
+        bail!("{}", stderr.trim_start_matches("error: "));
+    }
+    let doc: Value = serde_json::from_str(&stdout).context("--list did not print JSON")?;
+    if doc["protocol"].as_i64() != Some(PROTOCOL) {
+        bail!(
+            "{} speaks bench protocol {}, this cargo-gputune speaks {PROTOCOL}",
+            bin.display(),
+            doc["protocol"]
+        );
+    }
+    let benches = doc["benchmarks"].as_array().cloned().unwrap_or_default();
+    Ok(benches
+        .iter()
+        .map(|b| BenchInfo {
+            name: b["name"].as_str().unwrap_or_default().to_string(),
+            tunes: b["tunes"].as_str().map(str::to_string),
+            backend: b["backend"].as_str().unwrap_or("cpu").to_string(),
+            axes: b["axes"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(|a| {
+                    let name = a["name"].as_str().unwrap_or_default().to_string();
+                    Axis {
+                        short: name.replace("{ct}", "").replace("{io}", ""),
+                        compile_time: a["compile_time"].as_bool().unwrap_or(false),
+                        importance_ordered: a["importance_ordered"].as_bool().unwrap_or(false),
+                        values: a["values"]
+                            .as_array()
+                            .cloned()
+                            .unwrap_or_default()
+                            .iter()
+                            .map(|v| {
+                                v["input_string"]
+                                    .as_str()
+                                    .map(str::to_string)
+                                    .unwrap_or_else(|| {
+                                        v["value"].to_string().trim_matches('"').to_string()
+                                    })
+                            })
+                            .collect(),
+                        name,
+                    }
+                })
+                .collect(),
+        })
+        .collect())
+}
+
+/// `--devices -b bench`: the identity and architecture of the device the bench runs on.
+pub fn device(bin: &Path, bench: &str) -> Result<(String, String)> {
+    let (code, stdout, stderr) = output(bin, &["--devices".into(), "-b".into(), bench.into()])?;
+    if code != 0 {
+        bail!("{}", stderr.trim_start_matches("error: "));
+    }
+    let doc: Value = serde_json::from_str(&stdout).context("--devices did not print JSON")?;
+    let d = &doc["devices"][0];
+    if d.is_null() {
+        bail!("bench `{bench}` reported no device");
+    }
+    let arch = match d["sm_version"].as_i64() {
+        Some(v) if d["backend"] == "cuda" => format!("sm_{v}"),
+        _ => "cpu".to_string(),
+    };
+    let identity = format!(
+        "{}|{}|sms={}|bus={}|ecc={}",
+        d["name"].as_str().unwrap_or("?"),
+        arch,
+        d["number_of_sms"],
+        d["global_memory_bus_width"],
+        d["ecc_state"]
+    );
+    Ok((identity, arch))
+}
+
+/// What one bench process produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// How it ended.
+    pub exit: Exit,
+    /// Its wall time.
+    pub seconds: f64,
+    /// The states of its JSON document, if it wrote one.
+    pub states: Vec<Value>,
+    /// The last lines of its stderr.
+    pub stderr: String,
+}
+
+/// Runs `args` with `--json FILE` under `limit`.
+pub fn run(
+    bin: &Path,
+    args: &[String],
+    json: &Path,
+    limit: Option<Duration>,
+) -> Result<RunOutcome> {
+    let _ = std::fs::remove_file(json);
+    let err_path = json.with_extension("stderr");
+    let mut cmd = Command::new(bin);
+    cmd.args(args)
+        .arg("--json")
+        .arg(json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err_path)?);
+    let finished =
+        process::run(&mut cmd, limit).with_context(|| format!("cannot run {}", bin.display()))?;
+    let states = std::fs::read_to_string(json)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|d| d["benchmarks"][0]["states"].as_array().cloned())
+        .unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.starts_with("Run:") && !l.starts_with("Pass:"))
+        .collect();
+    Ok(RunOutcome {
+        exit: finished.exit,
+        seconds: finished.seconds,
+        states,
+        stderr: lines[lines.len().saturating_sub(5)..].join("\n"),
+    })
+}
+
+/// A numeric summary of a state by tag.
+pub fn summary(state: &Value, tag: &str) -> Option<f64> {
+    state["summaries"]
+        .as_array()?
+        .iter()
+        .find(|s| s["tag"] == tag)?["data"][0]["value"]
+        .as_str()?
+        .parse()
+        .ok()
+}

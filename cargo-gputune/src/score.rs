@@ -1,0 +1,225 @@
+//! Scoring, as CUB's tuning infrastructure does it, with DESIGN's fixes.
+//!
+//! Per runtime workload, speedup = median(base cold GPU times) / median(variant's). A
+//! workload's weight is the product of its `{io}` axes' weights ([`io_weight`], from the
+//! *declared* order of values, CUB #11225), normalised over the workloads measured for both
+//! base and the variant (so partial coverage still scores). score = Σ weight · speedup; min,
+//! mean and max are of the unweighted speedups. Base scores 1.
+//!
+//! Significance: per workload a two-sided Mann–Whitney U test on the raw samples
+//! ([`mann_whitney_p`], normal approximation with tie correction) at [`ALPHA`]. A variant is
+//! significant when the workloads that differ significantly *in the direction of its score*
+//! carry at least half of its weight; a variant within noise is never applied.
+
+use statrs::distribution::{ContinuousCDF, Normal};
+
+/// Significance level of the per-workload test.
+pub const ALPHA: f64 = 0.05;
+
+/// The `{io}` weight of the `index`-th of `count` declared values:
+/// 1 − exp(−(b + index·(e − b)/count)), b = −ln(1 − 0.6), e = −ln(1 − 0.999).
+pub fn io_weight(index: usize, count: usize) -> f64 {
+    let b = -(1.0f64 - 0.6).ln();
+    let e = -(1.0f64 - 0.999).ln();
+    let count = count.max(1) as f64;
+    1.0 - (-(b + index as f64 * (e - b) / count)).exp()
+}
+
+/// One runtime workload of base and a variant.
+#[derive(Debug, Clone, Copy)]
+pub struct Pair<'a> {
+    /// The workload's weight before normalisation.
+    pub weight: f64,
+    /// Base's median.
+    pub base_center: f64,
+    /// The variant's median.
+    pub center: f64,
+    /// Base's samples.
+    pub base_samples: &'a [f64],
+    /// The variant's samples.
+    pub samples: &'a [f64],
+}
+
+/// A variant's score against base.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Score {
+    /// Σ normalised weight · speedup.
+    pub score: f64,
+    /// Smallest speedup.
+    pub min: f64,
+    /// Mean speedup.
+    pub mean: f64,
+    /// Largest speedup.
+    pub max: f64,
+    /// Whether the difference from base is beyond noise.
+    pub significant: bool,
+    /// Runtime workloads scored.
+    pub workloads: usize,
+}
+
+/// Scores the workloads measured for both; `None` when there are none.
+pub fn score(pairs: &[Pair<'_>]) -> Option<Score> {
+    let pairs: Vec<&Pair<'_>> = pairs
+        .iter()
+        .filter(|p| p.center > 0.0 && p.base_center > 0.0 && p.weight > 0.0)
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let total: f64 = pairs.iter().map(|p| p.weight).sum();
+    let speedups: Vec<f64> = pairs.iter().map(|p| p.base_center / p.center).collect();
+    let score: f64 = pairs
+        .iter()
+        .zip(&speedups)
+        .map(|(p, s)| p.weight / total * s)
+        .sum();
+    let faster = score > 1.0;
+    let significant_weight: f64 = pairs
+        .iter()
+        .zip(&speedups)
+        .filter(|(p, s)| (**s > 1.0) == faster && mann_whitney_p(p.base_samples, p.samples) < ALPHA)
+        .map(|(p, _)| p.weight / total)
+        .sum();
+    Some(Score {
+        score,
+        min: speedups.iter().copied().fold(f64::INFINITY, f64::min),
+        mean: speedups.iter().sum::<f64>() / speedups.len() as f64,
+        max: speedups.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        significant: score != 1.0 && significant_weight >= 0.5,
+        workloads: pairs.len(),
+    })
+}
+
+/// Two-sided p-value of the Mann–Whitney U test of `a` against `b` (normal approximation,
+/// tie-corrected); 1 when either has fewer than 2 samples or all values tie.
+pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
+    let (n1, n2) = (a.len(), b.len());
+    if n1 < 2 || n2 < 2 {
+        return 1.0;
+    }
+    let mut all: Vec<(f64, bool)> = a
+        .iter()
+        .map(|&v| (v, true))
+        .chain(b.iter().map(|&v| (v, false)))
+        .collect();
+    all.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let n = all.len();
+    let mut rank_sum_a = 0.0;
+    let mut tie_term = 0.0;
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && all[j + 1].0 == all[i].0 {
+            j += 1;
+        }
+        let ties = (j - i + 1) as f64;
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        rank_sum_a += rank * all[i..=j].iter().filter(|x| x.1).count() as f64;
+        tie_term += ties * ties * ties - ties;
+        i = j + 1;
+    }
+    let (n1, n2, n) = (n1 as f64, n2 as f64, n as f64);
+    let u = rank_sum_a - n1 * (n1 + 1.0) / 2.0;
+    let mean = n1 * n2 / 2.0;
+    let var = n1 * n2 / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
+    if var <= 0.0 {
+        return 1.0;
+    }
+    let z = (u - mean).abs() / var.sqrt();
+    let normal = Normal::standard();
+    (2.0 * (1.0 - normal.cdf(z))).min(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn io_weights_match_cub_for_1_2_and_4_values() {
+        assert!(close(io_weight(0, 1), 0.6, 1e-12));
+        assert!(close(io_weight(0, 2), 0.6, 1e-12));
+        assert!(close(io_weight(1, 2), 0.98, 1e-12));
+        let four: Vec<f64> = (0..4).map(|i| io_weight(i, 4)).collect();
+        for (w, want) in four.iter().zip([0.6, 0.911, 0.980, 0.996]) {
+            assert!(close(*w, want, 5e-4), "{four:?}");
+        }
+    }
+
+    fn pair(weight: f64, base: f64, var: f64) -> Pair<'static> {
+        Pair {
+            weight,
+            base_center: base,
+            center: var,
+            base_samples: &[],
+            samples: &[],
+        }
+    }
+
+    #[test]
+    fn score_is_the_normalised_weighted_speedup() {
+        // Weights 0.6 and 0.98 (two {io} values); speedups 2 and 0.5.
+        let s = score(&[pair(0.6, 2.0, 1.0), pair(0.98, 1.0, 2.0)]).expect("scored");
+        let want = (0.6 * 2.0 + 0.98 * 0.5) / 1.58;
+        assert!(close(s.score, want, 1e-12), "{s:?}");
+        assert_eq!((s.min, s.max, s.mean), (0.5, 2.0, 1.25));
+        assert_eq!(s.workloads, 2);
+        // No samples: nothing is significant.
+        assert!(!s.significant);
+    }
+
+    #[test]
+    fn partial_coverage_normalises_over_what_was_measured() {
+        // Only the 0.911 workload of four was measured: its speedup is the score.
+        let s = score(&[pair(io_weight(1, 4), 3.0, 2.0)]).expect("scored");
+        assert!(close(s.score, 1.5, 1e-12));
+        // An unmeasured (zero centre) workload does not count.
+        let s = score(&[pair(0.6, 3.0, 2.0), pair(0.98, 1.0, 0.0)]).expect("scored");
+        assert!(close(s.score, 1.5, 1e-12));
+        assert!(score(&[]).is_none());
+    }
+
+    #[test]
+    fn base_against_itself_scores_one() {
+        let s = score(&[pair(0.6, 1.0, 1.0), pair(0.98, 2.0, 2.0)]).expect("scored");
+        assert!(close(s.score, 1.0, 1e-12));
+        assert!(!s.significant);
+    }
+
+    #[test]
+    fn mann_whitney_separates_shifted_samples_and_not_equal_ones() {
+        let a: Vec<f64> = (0..50).map(|i| 1.0 + f64::from(i % 7) * 0.01).collect();
+        let b: Vec<f64> = a.iter().map(|v| v + 0.2).collect();
+        assert!(mann_whitney_p(&a, &b) < 1e-6);
+        assert!(mann_whitney_p(&a, &a) > 0.9);
+        assert_eq!(mann_whitney_p(&[1.0], &b), 1.0);
+        // Hand-computed: a = [1, 2, 3], b = [4, 5, 6]: U = 0, mean 4.5, var 5.25, z = 1.964.
+        let p = mann_whitney_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]);
+        assert!(close(p, 0.0495, 5e-4), "{p}");
+    }
+
+    #[test]
+    fn significance_needs_half_the_weight_in_the_score_direction() {
+        let base: Vec<f64> = (0..40).map(|i| 2.0 + f64::from(i % 5) * 0.01).collect();
+        let fast: Vec<f64> = base.iter().map(|v| v / 2.0).collect();
+        let pairs = [Pair {
+            weight: 0.98,
+            base_center: 2.02,
+            center: 1.01,
+            base_samples: &base,
+            samples: &fast,
+        }];
+        assert!(score(&pairs).expect("scored").significant);
+        let same = [Pair {
+            weight: 0.98,
+            base_center: 2.02,
+            center: 2.02,
+            base_samples: &base,
+            samples: &base,
+        }];
+        assert!(!score(&same).expect("scored").significant);
+    }
+}

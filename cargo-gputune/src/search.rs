@@ -1,0 +1,709 @@
+//! `search`: build batches of variants, run them through the bench protocol, store every
+//! result as it comes, print each variant's score as it finishes.
+//!
+//! Order per bench: the production build (base) first, its `--list` and `--devices`; base is
+//! measured for every compile-time workload; then the strategy proposes variants, which are
+//! built in batches (a failing batch is split until the variant that breaks it is found) and
+//! run one process per variant and compile-time workload. Keys already in the store are not
+//! built or run again.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use gputune_runtime::build::manifest::Function;
+use regex::Regex;
+use serde_json::{json, Value};
+
+use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
+use crate::cli::{CargoArgs, SearchArgs, StrategyKind};
+use crate::output::Output;
+use crate::process::Exit;
+use crate::protocol::{self, Axis, BenchInfo};
+use crate::results;
+use crate::score;
+use crate::store::{Measurement, Store};
+use crate::strategy::{Exhaustive, Random, Strategy};
+
+/// Smallest base build time the build limit is computed from: a build that was already fresh
+/// takes a fraction of a second, and ten times that would kill every real build.
+const MIN_BASE_BUILD: f64 = 5.0;
+/// Smallest base run time the run limit is computed from.
+const MIN_BASE_RUN: f64 = 2.0;
+
+/// What a search did, for `--json` and the tests.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Builds that compiled variants (the production build of base is not counted when it
+    /// was reused from an earlier search).
+    pub builds: usize,
+    /// Bench processes that measured something.
+    pub runs: usize,
+    /// Rows written to the store.
+    pub stored: usize,
+}
+
+/// One compile-time workload: its key and the `-a` arguments that select it.
+#[derive(Debug, Clone)]
+struct CtWorkload {
+    key: String,
+    args: Vec<String>,
+}
+
+fn ct_workloads(axes: &[Axis]) -> Vec<CtWorkload> {
+    let mut out = vec![CtWorkload {
+        key: String::new(),
+        args: Vec::new(),
+    }];
+    for a in axes.iter().filter(|a| a.compile_time) {
+        out = out
+            .into_iter()
+            .flat_map(|w| {
+                a.values.iter().map(move |v| {
+                    let mut w = w.clone();
+                    if !w.key.is_empty() {
+                        w.key.push(',');
+                    }
+                    w.key.push_str(&format!("{}={v}", a.short));
+                    w.args.push("-a".into());
+                    w.args.push(format!("{}={v}", a.name));
+                    w
+                })
+            })
+            .collect();
+    }
+    for w in &mut out {
+        if w.key.is_empty() {
+            w.key = "*".into();
+        }
+    }
+    out
+}
+
+/// The runtime workload key of a state (`Elements{io}=2^20`) and its `{io}` weight.
+fn rt_workload(state: &Value, declared: &[Axis]) -> (String, f64) {
+    let name = state["name"].as_str().unwrap_or_default();
+    let mut parts = Vec::new();
+    let mut weight = 1.0;
+    for token in name.split(' ') {
+        let Some((axis, value)) = token.split_once('=') else {
+            continue;
+        };
+        if axis == "Device" {
+            continue;
+        }
+        let Some(a) = declared.iter().find(|a| a.name == axis) else {
+            continue;
+        };
+        if a.compile_time {
+            continue;
+        }
+        if a.importance_ordered {
+            if let Some(i) = a.values.iter().position(|v| v == value) {
+                weight *= score::io_weight(i, a.values.len());
+            }
+        }
+        parts.push(token.to_string());
+    }
+    let key = if parts.is_empty() {
+        "*".to_string()
+    } else {
+        parts.join(" ")
+    };
+    (key, weight)
+}
+
+/// Everything about one bench that the runs need.
+struct Plan<'a> {
+    ws: &'a Workspace,
+    args: &'a CargoArgs,
+    target: &'a BenchTarget,
+    info: &'a BenchInfo,
+    function: &'a Function,
+    declared: &'a [Axis],
+    revision: String,
+    device: String,
+    arch: String,
+    user_axes: Vec<String>,
+    bench_args: Vec<String>,
+    work_dir: PathBuf,
+}
+
+impl Plan<'_> {
+    fn row(&self, ct: &str, variant: &str, rt: &str, weight: f64, status: &str) -> Measurement {
+        Measurement {
+            revision: self.revision.clone(),
+            device: self.device.clone(),
+            arch: self.arch.clone(),
+            package: self.target.package.clone(),
+            bench: self.info.name.clone(),
+            function: self.function.name.clone(),
+            ct_workload: ct.to_string(),
+            variant: variant.to_string(),
+            rt_workload: rt.to_string(),
+            rt_weight: weight,
+            status: status.to_string(),
+            message: None,
+            center: None,
+            noise: None,
+            bandwidth: None,
+            samples: Vec::new(),
+            build_seconds: None,
+            run_seconds: None,
+        }
+    }
+
+    /// Runs one variant on one compile-time workload and returns its rows.
+    fn run(
+        &self,
+        bin: &Path,
+        ct: &CtWorkload,
+        variant: &str,
+        limit: Option<Duration>,
+        build_seconds: Option<f64>,
+    ) -> Result<(Vec<Measurement>, f64)> {
+        let mut args = vec!["-b".to_string(), self.info.name.clone()];
+        args.extend(ct.args.iter().cloned());
+        args.extend(self.user_axes.iter().cloned());
+        args.push("--variant".into());
+        args.push(format!("{}.{variant}", self.function.name));
+        args.extend(self.bench_args.iter().cloned());
+        let json = self.work_dir.join("run.json");
+        let out = protocol::run(bin, &args, &json, limit)?;
+        let mut rows = Vec::new();
+        match out.exit {
+            Exit::Code(2) => bail!("the bench binary rejected its arguments: {}", out.stderr),
+            Exit::Code(3) => bail!("no usable device: {}", out.stderr),
+            Exit::TimedOut | Exit::Signal(_) => {
+                let (status, message) = match out.exit {
+                    Exit::TimedOut => (
+                        "timeout",
+                        format!("killed after {:.1} s (the run limit)", out.seconds),
+                    ),
+                    Exit::Signal(sig) => {
+                        ("crashed", format!("ended by signal {sig}: {}", out.stderr))
+                    }
+                    Exit::Code(_) => unreachable!("matched above"),
+                };
+                // States finished before the process died were not written (the JSON comes
+                // at the end), so the variant gets one row saying what happened.
+                let mut row = self.row(&ct.key, variant, "*", 0.0, status);
+                row.message = Some(message);
+                row.run_seconds = Some(out.seconds);
+                row.build_seconds = build_seconds;
+                rows.push(row);
+            }
+            Exit::Code(_) => {
+                if out.states.is_empty() {
+                    let mut row = self.row(&ct.key, variant, "*", 0.0, "crashed");
+                    row.message = Some(format!("no results: {}", out.stderr));
+                    rows.push(row);
+                }
+                for st in &out.states {
+                    let (rt, weight) = rt_workload(st, self.declared);
+                    let status = match st["status"].as_str().unwrap_or("failed") {
+                        "ok" => "ok",
+                        "timeout" => "timeout",
+                        "skipped" => "skipped",
+                        _ if st["error"]
+                            .as_str()
+                            .is_some_and(|e| e.contains("verification")) =>
+                        {
+                            "verify_failed"
+                        }
+                        _ => "launch_failed",
+                    };
+                    let mut row = self.row(&ct.key, variant, &rt, weight, status);
+                    row.message = st["error"]
+                        .as_str()
+                        .or(st["skip_reason"].as_str())
+                        .map(str::to_string);
+                    row.center = protocol::summary(st, "nv/cold/time/gpu/median");
+                    row.noise = protocol::summary(st, "nv/cold/time/gpu/stdev/relative");
+                    row.bandwidth = protocol::summary(st, "nv/cold/bw/global/bytes_per_second");
+                    row.samples = st["samples"]["gpu"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                        .unwrap_or_default();
+                    row.run_seconds = Some(out.seconds);
+                    row.build_seconds = build_seconds;
+                    rows.push(row);
+                }
+            }
+        }
+        Ok((rows, out.seconds))
+    }
+}
+
+/// The production build of a target (base plus applied entries), reused across searches of
+/// the same revision.
+fn production(
+    ws: &Workspace,
+    args: &CargoArgs,
+    target: &BenchTarget,
+    revision: &str,
+    counters: &mut Counters,
+    out: &mut Output,
+) -> Result<(
+    PathBuf,
+    Option<gputune_runtime::build::manifest::Manifest>,
+    f64,
+)> {
+    let dir = ws.gputune_dir().join("bin").join(revision);
+    let bin = dir.join(format!("{}-base", target.bench));
+    let cached = dir.join(format!("{}-base.json", target.bench));
+    if bin.is_file() {
+        if let Ok(text) = std::fs::read_to_string(&cached) {
+            if let Ok(doc) = serde_json::from_str::<Value>(&text) {
+                let manifest = serde_json::from_value(doc["manifest"].clone()).ok();
+                let seconds = doc["seconds"].as_f64().unwrap_or(MIN_BASE_BUILD);
+                return Ok((bin, manifest, seconds));
+            }
+        }
+    }
+    out.status(&format!(
+        "Building {} ({}), base",
+        target.bench, target.package
+    ));
+    match cargo::build(ws, args, target, "", &bin, None)? {
+        BuildOutcome::Built {
+            manifest, seconds, ..
+        } => {
+            counters.builds += 1;
+            let doc = json!({ "manifest": manifest, "seconds": seconds });
+            std::fs::write(&cached, doc.to_string())
+                .with_context(|| format!("cannot write {}", cached.display()))?;
+            Ok((bin, manifest, seconds))
+        }
+        BuildOutcome::Failed { message, .. } => {
+            bail!(
+                "the production build of `{}` (base) fails:\n{message}",
+                target.bench
+            )
+        }
+        BuildOutcome::TimedOut { .. } => unreachable!("no limit on the base build"),
+    }
+}
+
+/// Runs the search; returns the counters and the groups it touched.
+pub fn search(
+    ws: &Workspace,
+    args: &CargoArgs,
+    s: &SearchArgs,
+    store: &Store,
+    out: &mut Output,
+) -> Result<(Counters, Vec<(String, String)>)> {
+    let regex = s
+        .regex
+        .as_deref()
+        .map(Regex::new)
+        .transpose()
+        .context("-R is not a valid regular expression")?;
+    if s.batch_size == 0 {
+        bail!("--batch-size must be at least 1");
+    }
+    let started = Instant::now();
+    let mut counters = Counters::default();
+    let mut touched = Vec::new();
+    let user_axes: Vec<String> = s
+        .axes
+        .iter()
+        .flat_map(|a| ["-a".to_string(), a.clone()])
+        .collect();
+    let mut bench_args = s.bench_args.clone();
+    if !bench_args
+        .iter()
+        .any(|a| a.starts_with("--stopping-criterion"))
+    {
+        // Entropy stops as soon as the distribution stops changing: what a search wants.
+        bench_args.extend(["--stopping-criterion".to_string(), "entropy".to_string()]);
+    }
+    let mut searched_any = false;
+
+    for target in ws.bench_targets(args)? {
+        let revision = cargo::revision(ws, args, &target)?;
+        let (base_bin, manifest, base_build) =
+            production(ws, args, &target, &revision, &mut counters, out)?;
+        let declared = protocol::list(&base_bin, &[])?;
+        let filtered = protocol::list(&base_bin, &user_axes)
+            .with_context(|| format!("bench target `{}`", target.bench))?;
+        for (info, declared_info) in filtered.iter().zip(&declared) {
+            let Some(function_name) = &info.tunes else {
+                continue;
+            };
+            if let Some(r) = &regex {
+                if !r.is_match(&info.name) && !r.is_match(function_name) {
+                    continue;
+                }
+            }
+            let Some(function) = manifest.as_ref().and_then(|m| m.function(function_name)) else {
+                bail!(
+                    "bench `{}` tunes `{function_name}`, but package `{}` has no #[tune] function \
+                     of that name generated (is gputune_runtime::build::main() in its build.rs?)",
+                    info.name,
+                    target.package
+                );
+            };
+            searched_any = true;
+            store.put_space(
+                &target.package,
+                &function.name,
+                function.space_size,
+                &function.attribute,
+            )?;
+            let (device, arch) = protocol::device(&base_bin, &info.name)?;
+            let work_dir = ws.gputune_dir().join("work");
+            std::fs::create_dir_all(&work_dir)?;
+            let plan = Plan {
+                ws,
+                args,
+                target: &target,
+                info,
+                function,
+                declared: &declared_info.axes,
+                revision: revision.clone(),
+                device: device.clone(),
+                arch,
+                user_axes: user_axes.clone(),
+                bench_args: bench_args.clone(),
+                work_dir,
+            };
+            touched.push((target.package.clone(), info.name.clone()));
+            search_bench(
+                &plan,
+                s,
+                store,
+                out,
+                &base_bin,
+                base_build,
+                started,
+                &mut counters,
+            )?;
+        }
+    }
+    if !searched_any {
+        bail!(
+            "nothing to search: no bench{} tunes a #[tune] function",
+            s.regex
+                .as_deref()
+                .map(|r| format!(" matching `{r}`"))
+                .unwrap_or_default()
+        );
+    }
+    Ok((counters, touched))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn search_bench(
+    plan: &Plan<'_>,
+    s: &SearchArgs,
+    store: &Store,
+    out: &mut Output,
+    base_bin: &Path,
+    base_build: f64,
+    started: Instant,
+    counters: &mut Counters,
+) -> Result<()> {
+    let cts = ct_workloads(&plan.info.axes);
+    let f = plan.function;
+    let existing: Vec<Measurement> = store
+        .measurements()?
+        .into_iter()
+        .filter(|m| {
+            m.revision == plan.revision
+                && m.device == plan.device
+                && m.package == plan.target.package
+                && m.bench == plan.info.name
+        })
+        .collect();
+    let mut done: BTreeSet<(String, String)> = existing
+        .iter()
+        .map(|m| (m.ct_workload.clone(), m.variant.clone()))
+        .collect();
+    let mut rows: BTreeMap<(String, String), Vec<Measurement>> = BTreeMap::new();
+    for m in existing {
+        rows.entry((m.ct_workload.clone(), m.variant.clone()))
+            .or_default()
+            .push(m);
+    }
+
+    // Base first, from the production build.
+    let mut base_run: BTreeMap<String, f64> = BTreeMap::new();
+    for ct in &cts {
+        if done.contains(&(ct.key.clone(), "base".into())) {
+            let secs = rows
+                .get(&(ct.key.clone(), "base".to_string()))
+                .and_then(|r| r.iter().find_map(|m| m.run_seconds))
+                .unwrap_or(MIN_BASE_RUN);
+            base_run.insert(ct.key.clone(), secs);
+            continue;
+        }
+        let (new, secs) = plan.run(base_bin, ct, "base", None, Some(base_build))?;
+        counters.runs += 1;
+        for r in &new {
+            store.put(r)?;
+            counters.stored += 1;
+        }
+        if new.iter().all(|r| r.status != "ok") {
+            out.line(&format!(
+                "  {}.base [{}]  base failed: {}",
+                f.name,
+                ct.key,
+                new.first()
+                    .and_then(|r| r.message.clone())
+                    .unwrap_or_default()
+            ));
+        }
+        done.insert((ct.key.clone(), "base".into()));
+        rows.insert((ct.key.clone(), "base".into()), new);
+        base_run.insert(ct.key.clone(), secs);
+    }
+
+    let mut strategy: Box<dyn Strategy> = match s.strategy {
+        StrategyKind::Exhaustive => Box::new(Exhaustive::new(s.seed)),
+        StrategyKind::Random => Box::new(Random::new(s.seed, s.max_evals.unwrap_or(f.space_size))),
+    };
+    out.status(&format!(
+        "Searching {}.{} ({} variants, {} compile-time workload(s), {} strategy)",
+        plan.info.name,
+        f.name,
+        f.space_size,
+        cts.len(),
+        strategy.name()
+    ));
+    let space: Vec<String> = f.labels.clone();
+    let mut scored: BTreeMap<String, Option<f64>> = BTreeMap::new();
+    for label in &space {
+        if cts
+            .iter()
+            .all(|ct| done.contains(&(ct.key.clone(), label.clone())))
+        {
+            scored.insert(label.clone(), None);
+        }
+    }
+    let mut evaluated = scored.len();
+    let mut batch_index = 0usize;
+    loop {
+        if s.time_limit
+            .is_some_and(|t| started.elapsed().as_secs_f64() > t)
+        {
+            out.status("Time limit reached; stopping");
+            break;
+        }
+        if s.strategy == StrategyKind::Exhaustive && s.max_evals.is_some_and(|m| evaluated >= m) {
+            break;
+        }
+        let mut want = s.batch_size;
+        if let Some(m) = s.max_evals {
+            want = want.min(m.saturating_sub(evaluated));
+        }
+        let batch = strategy.next(&space, &scored, want);
+        if batch.is_empty() {
+            break;
+        }
+        evaluated += batch.len();
+        for l in &batch {
+            scored.insert(l.clone(), None);
+        }
+        let mut pending = vec![batch];
+        while let Some(group) = pending.pop() {
+            batch_index += 1;
+            let selection: Vec<String> = group
+                .iter()
+                .map(|l| format!("{}::{}.{l}", plan.target.package, f.name))
+                .collect();
+            let bin = plan
+                .work_dir
+                .join(format!("{}-batch-{batch_index}", plan.info.name));
+            let limit = s.build_limit
+                * base_build.max(MIN_BASE_BUILD)
+                * (group.len() as f64 / 8.0).max(1.0);
+            out.status(&format!(
+                "Building {} variant(s) of {}",
+                group.len(),
+                f.name
+            ));
+            let outcome = cargo::build(
+                plan.ws,
+                plan.args,
+                plan.target,
+                &selection.join(","),
+                &bin,
+                Some(Duration::from_secs_f64(limit)),
+            )?;
+            counters.builds += 1;
+            let (built_bin, build_seconds) = match outcome {
+                BuildOutcome::Built {
+                    executable,
+                    seconds,
+                    ..
+                } => (executable, seconds),
+                BuildOutcome::Failed { .. } | BuildOutcome::TimedOut { .. } if group.len() > 1 => {
+                    // Split until the variant that breaks the build is found; the rest build.
+                    let (a, b) = group.split_at(group.len() / 2);
+                    pending.push(b.to_vec());
+                    pending.push(a.to_vec());
+                    continue;
+                }
+                BuildOutcome::Failed { message, seconds } => {
+                    record_failure(
+                        plan,
+                        store,
+                        &cts,
+                        &group[0],
+                        "build_failed",
+                        &message,
+                        seconds,
+                        counters,
+                        out,
+                    )?;
+                    continue;
+                }
+                BuildOutcome::TimedOut { seconds } => {
+                    let message = format!("build killed after {seconds:.1} s (the build limit)");
+                    record_failure(
+                        plan,
+                        store,
+                        &cts,
+                        &group[0],
+                        "build_timeout",
+                        &message,
+                        seconds,
+                        counters,
+                        out,
+                    )?;
+                    continue;
+                }
+            };
+            for label in &group {
+                for ct in &cts {
+                    if done.contains(&(ct.key.clone(), label.clone())) {
+                        continue;
+                    }
+                    let base_secs = base_run.get(&ct.key).copied().unwrap_or(MIN_BASE_RUN);
+                    let limit = Duration::from_secs_f64(s.run_limit * base_secs.max(MIN_BASE_RUN));
+                    let (new, _) = plan.run(
+                        &built_bin,
+                        ct,
+                        label,
+                        Some(limit),
+                        Some(build_seconds / group.len() as f64),
+                    )?;
+                    counters.runs += 1;
+                    for r in &new {
+                        store.put(r)?;
+                        counters.stored += 1;
+                    }
+                    done.insert((ct.key.clone(), label.clone()));
+                    let base = rows
+                        .get(&(ct.key.clone(), "base".to_string()))
+                        .cloned()
+                        .unwrap_or_default();
+                    let line = match new.iter().find(|r| r.status != "ok") {
+                        Some(bad) => format!(
+                            "{:<8} {}",
+                            bad.status,
+                            bad.message.clone().unwrap_or_default()
+                        ),
+                        None => match results::score_of(&base, &new) {
+                            Some(sc) => {
+                                scored.insert(label.clone(), Some(sc.score));
+                                format!(
+                                    "{:.4}{}",
+                                    sc.score,
+                                    if sc.significant {
+                                        ""
+                                    } else {
+                                        "  (within noise)"
+                                    }
+                                )
+                            }
+                            None => "unscored (base has no measurement)".into(),
+                        },
+                    };
+                    out.line(&format!("  {}.{label} [{}]  {line}", f.name, ct.key));
+                }
+            }
+            let _ = std::fs::remove_file(&built_bin);
+        }
+    }
+    Ok(())
+}
+
+/// Records a variant that never ran, for every compile-time workload.
+#[allow(clippy::too_many_arguments)]
+fn record_failure(
+    plan: &Plan<'_>,
+    store: &Store,
+    cts: &[CtWorkload],
+    label: &str,
+    status: &str,
+    message: &str,
+    seconds: f64,
+    counters: &mut Counters,
+    out: &mut Output,
+) -> Result<()> {
+    for ct in cts {
+        let mut row = plan.row(&ct.key, label, "*", 0.0, status);
+        row.message = Some(message.to_string());
+        row.build_seconds = Some(seconds);
+        store.put(&row)?;
+        counters.stored += 1;
+        let first = message.lines().last().unwrap_or_default();
+        out.line(&format!(
+            "  {}.{label} [{}]  {status:<8} {first}",
+            plan.function.name, ct.key
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn axis(name: &str, ct: bool, io: bool, values: &[&str]) -> Axis {
+        Axis {
+            name: name.into(),
+            short: name.replace("{ct}", "").replace("{io}", ""),
+            compile_time: ct,
+            importance_ordered: io,
+            values: values.iter().map(|v| v.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn compile_time_workloads_are_the_product_of_ct_axes() {
+        let axes = [
+            axis("T{ct}", true, false, &["f32", "f64"]),
+            axis("Elements{io}", false, true, &["2^16", "2^20"]),
+            axis("U{ct}", true, false, &["i32"]),
+        ];
+        let keys: Vec<String> = ct_workloads(&axes).into_iter().map(|w| w.key).collect();
+        assert_eq!(keys, ["T=f32,U=i32", "T=f64,U=i32"]);
+        assert_eq!(ct_workloads(&axes[1..2])[0].key, "*");
+        assert_eq!(
+            ct_workloads(&axes)[1].args,
+            ["-a", "T{ct}=f64", "-a", "U{ct}=i32"]
+        );
+    }
+
+    #[test]
+    fn runtime_workloads_weigh_by_declared_position() {
+        let declared = [
+            axis("T{ct}", true, false, &["f32"]),
+            axis(
+                "Elements{io}",
+                false,
+                true,
+                &["2^16", "2^20", "2^24", "2^28"],
+            ),
+            axis("Mode", false, false, &["a", "b"]),
+        ];
+        let state = json!({ "name": "Device=0 T{ct}=f32 Elements{io}=2^20 Mode=b" });
+        let (key, weight) = rt_workload(&state, &declared);
+        assert_eq!(key, "Elements{io}=2^20 Mode=b");
+        assert!((weight - score::io_weight(1, 4)).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,235 @@
+//! End-to-end tests of `cargo gputune` on the spin fixture (CPU backend, four variants whose
+//! ranking is known): search, resume, report, apply, a production build, and check.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// Builds a target and returns its executable.
+fn executable(args: &[&str], name: &str) -> PathBuf {
+    let out = Command::new(cargo())
+        .args(["build", "--quiet", "--message-format=json"])
+        .args(args)
+        .env_remove("GPUTUNE_VARIANTS")
+        .current_dir(root())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .expect("an executable")
+}
+
+fn gputune(bin: &Path, db: &Path, args: &[&str]) -> Output {
+    Command::new(bin)
+        .arg("gputune")
+        .args(["-p", "gputune-fixture-spin", "--profile", "dev", "--db"])
+        .arg(db)
+        .args(args)
+        .env_remove("GPUTUNE_VARIANTS")
+        .current_dir(root())
+        .output()
+        .expect("cargo-gputune runs")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+const BENCH_ARGS: [&str; 6] = [
+    "--",
+    "--stopping-criterion",
+    "sample-count",
+    "--target-samples",
+    "25",
+    "--no-batch",
+];
+
+#[test]
+fn search_resume_report_apply_and_check() {
+    let bin = executable(
+        &["-p", "cargo-gputune", "--bin", "cargo-gputune"],
+        "cargo-gputune",
+    );
+    let dir = std::env::temp_dir().join(format!("gputune-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let db = dir.join("store.db");
+    let toml = root().join("tests/fixtures/spin/gputune.toml");
+    let _ = std::fs::remove_file(&toml);
+
+    // Search: base and the four variants, two runtime workloads each.
+    let mut args = vec!["search", "--json"];
+    args.extend(BENCH_ARGS);
+    let out = gputune(&bin, &db, &args);
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
+    assert_eq!(doc["search"]["runs"], 5, "{doc}");
+    assert!(doc["search"]["builds"].as_u64().is_some_and(|b| b >= 1));
+    let variants = doc["groups"][0]["variants"].as_array().expect("variants");
+    let mut labels: Vec<&str> = variants
+        .iter()
+        .filter_map(|v| v["variant"].as_str())
+        .collect();
+    labels.sort_unstable();
+    assert_eq!(labels, ["base", "work_1", "work_2", "work_4", "work_8"]);
+    for v in variants {
+        let w = v["workloads"].as_array().expect("workloads");
+        assert_eq!(w.len(), 2, "{v}");
+        assert!(w.iter().all(|w| w["status"] == "ok"), "{v}");
+    }
+    assert_eq!(variants[0]["variant"], "work_1", "the fastest ranks first");
+
+    // A rerun builds nothing and runs nothing.
+    let out = gputune(&bin, &db, &args);
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["search"]["builds"], 0);
+    assert_eq!(doc["search"]["runs"], 0);
+
+    // Report and coverage.
+    let out = gputune(&bin, &db, &["report", "--top", "2"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = report
+        .lines()
+        .filter(|l| l.trim_start().starts_with("work_"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{report}");
+    assert!(
+        rows[0].trim_start().starts_with("work_1") && rows[0].trim_end().ends_with('*'),
+        "{report}"
+    );
+    assert!(rows[1].trim_start().starts_with("work_2"), "{report}");
+    let out = gputune(&bin, &db, &["report", "--coverage"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("spin.spin [*] on cpu: 4 / 4 measured (100.0 %), 4 ok"),
+        "{}",
+        text(&out)
+    );
+    let out = gputune(&bin, &db, &["report", "--format", "csv"]);
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)
+        .is_some_and(|l| l.contains(",work_1,")));
+
+    // Apply, then a production build runs the winner without --variant.
+    let out = gputune(&bin, &db, &["apply", "--dry-run"]);
+    assert!(out.status.success() && !toml.exists(), "{}", text(&out));
+    let out = gputune(&bin, &db, &["apply"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let written = std::fs::read_to_string(&toml).expect("gputune.toml written");
+    assert!(
+        written.contains("[spin.\"*\".cpu]\nwork = 1\n"),
+        "{written}"
+    );
+    let bench = executable(&["-p", "gputune-fixture-spin", "--bench", "spin"], "spin");
+    let run = Command::new(&bench)
+        .args([
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "5",
+            "--no-batch",
+            "--json",
+            "-",
+        ])
+        .env_remove("GPUTUNE_ARCH")
+        .output()
+        .expect("bench runs");
+    let doc: Value = serde_json::from_slice(&run.stdout).expect("bench JSON");
+    assert_eq!(doc["benchmarks"][0]["states"][0]["variant"], "work_1");
+
+    // Check: against its own report it passes; against one twice as fast it fails.
+    let out = gputune(&bin, &db, &["report", "--format", "json"]);
+    let baseline = dir.join("baseline.json");
+    std::fs::write(&baseline, &out.stdout).expect("write baseline");
+    let summary = dir.join("summary.md");
+    let out = gputune(
+        &bin,
+        &db,
+        &[
+            "check",
+            "--baseline",
+            baseline.to_str().expect("utf-8"),
+            "--min-score",
+            "1.5",
+            "--summary",
+            summary.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let md = std::fs::read_to_string(&summary).expect("summary");
+    assert!(
+        md.contains("SAME") && md.contains("**Result: pass**"),
+        "{md}"
+    );
+    let mut doctored: Value = serde_json::from_slice(&out_json(&bin, &db)).expect("JSON");
+    for g in doctored["groups"].as_array_mut().expect("groups") {
+        for v in g["variants"].as_array_mut().expect("variants") {
+            for w in v["workloads"].as_array_mut().expect("workloads") {
+                if let Some(c) = w["center"].as_f64() {
+                    w["center"] = Value::from(c / 2.0);
+                }
+            }
+        }
+    }
+    std::fs::write(&baseline, doctored.to_string()).expect("write");
+    let out = gputune(
+        &bin,
+        &db,
+        &["check", "--baseline", baseline.to_str().expect("utf-8")],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("SLOW"));
+    // The score gate alone: work_1 is about eight times faster than base, not a hundred.
+    let out = gputune(&bin, &db, &["check", "--min-score", "100"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let out = gputune(&bin, &db, &["check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+
+    let _ = std::fs::remove_file(&toml);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn out_json(bin: &Path, db: &Path) -> Vec<u8> {
+    gputune(bin, db, &["report", "--format", "json"]).stdout
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let bin = executable(
+        &["-p", "cargo-gputune", "--bin", "cargo-gputune"],
+        "cargo-gputune",
+    );
+    let dir = std::env::temp_dir().join(format!("gputune-cli-usage-{}", std::process::id()));
+    let db = dir.join("none.db");
+    let out = gputune(&bin, &db, &["report"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no store at"));
+    let out = Command::new(&bin)
+        .args(["gputune", "frobnicate"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+}
