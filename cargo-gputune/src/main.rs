@@ -24,24 +24,12 @@ use anyhow::{Context, Result};
 use clap::Parser;
 
 use crate::cargo::Workspace;
-use crate::cli::{CargoCli, Command};
+use crate::cli::{CargoCli, Command, Usage};
 use crate::output::Output;
 use crate::store::Store;
 
 /// Exit code of a usage error, as cargo and clap use it.
 const EXIT_USAGE: i32 = 2;
-
-/// A mistake in how cargo gputune was called (exit 2), as opposed to a failure (exit 1).
-#[derive(Debug)]
-struct Usage(String);
-
-impl std::fmt::Display for Usage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Usage {}
 
 fn main() {
     let CargoCli::Gputune(cli) = CargoCli::parse();
@@ -182,16 +170,8 @@ fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
 fn list(ws: &Workspace, args: &cli::CargoArgs, out: &mut Output) -> Result<i32> {
     for target in ws.bench_targets(args)? {
         let revision = cargo::revision(ws, args, &target)?;
-        let dir = ws.gputune_dir().join("bin").join(&revision);
-        let bin = dir.join(format!("{}-base", target.bench));
-        out.status(&format!("Building {} ({})", target.bench, target.package));
-        let manifest = match cargo::build(ws, args, &target, "", &bin, None)? {
-            cargo::BuildOutcome::Built { manifest, .. } => manifest,
-            cargo::BuildOutcome::Failed { message, .. } => {
-                anyhow::bail!("`{}` does not build:\n{message}", target.bench)
-            }
-            cargo::BuildOutcome::TimedOut { .. } => unreachable!("no limit"),
-        };
+        let (bin, manifest, _) =
+            search::production(ws, args, &target, &revision, &mut Default::default(), out)?;
         for b in protocol::list(&bin, &[])? {
             out.line(&format!("{} / {} ({})", target.package, b.name, b.backend));
             for a in &b.axes {

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
+use crate::cli::Usage;
 use crate::process::{self, Exit};
 
 /// The protocol version this cargo-gputune speaks.
@@ -54,14 +55,23 @@ fn output(bin: &Path, args: &[String]) -> Result<(i32, String, String)> {
     ))
 }
 
+/// A bench binary's non-zero exit as an error; exit 2 (it rejected its arguments: an
+/// undeclared axis or value, say) is the user's usage error.
+pub fn check_exit(code: i32, stderr: &str) -> Result<()> {
+    let message = stderr.trim().trim_start_matches("error: ").to_string();
+    match code {
+        0 => Ok(()),
+        2 => Err(anyhow::Error::new(Usage(message))),
+        _ => bail!("{message}"),
+    }
+}
+
 /// `--list` with `axis_args` (`-a …` pairs): the benches and their axes after filtering.
 pub fn list(bin: &Path, axis_args: &[String]) -> Result<Vec<BenchInfo>> {
     let mut args = vec!["--list".to_string()];
     args.extend(axis_args.iter().cloned());
     let (code, stdout, stderr) = output(bin, &args)?;
-    if code != 0 {
-        bail!("{}", stderr.trim_start_matches("error: "));
-    }
+    check_exit(code, &stderr)?;
     let doc: Value = serde_json::from_str(&stdout).context("--list did not print JSON")?;
     if doc["protocol"].as_i64() != Some(PROTOCOL) {
         bail!(
@@ -113,9 +123,7 @@ pub fn list(bin: &Path, axis_args: &[String]) -> Result<Vec<BenchInfo>> {
 /// `--devices -b bench`: the identity and architecture of the device the bench runs on.
 pub fn device(bin: &Path, bench: &str) -> Result<(String, String)> {
     let (code, stdout, stderr) = output(bin, &["--devices".into(), "-b".into(), bench.into()])?;
-    if code != 0 {
-        bail!("{}", stderr.trim_start_matches("error: "));
-    }
+    check_exit(code, &stderr)?;
     let doc: Value = serde_json::from_str(&stdout).context("--devices did not print JSON")?;
     let d = &doc["devices"][0];
     if d.is_null() {

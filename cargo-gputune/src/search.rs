@@ -173,8 +173,7 @@ impl Plan<'_> {
         let out = protocol::run(bin, &args, &json, limit)?;
         let mut rows = Vec::new();
         match out.exit {
-            Exit::Code(2) => bail!("the bench binary rejected its arguments: {}", out.stderr),
-            Exit::Code(3) => bail!("no usable device: {}", out.stderr),
+            Exit::Code(code @ (2 | 3)) => protocol::check_exit(code, &out.stderr)?,
             Exit::TimedOut | Exit::Signal(_) => {
                 let (status, message) = match out.exit {
                     Exit::TimedOut => (
@@ -238,7 +237,7 @@ impl Plan<'_> {
 
 /// The production build of a target (base plus applied entries), reused across searches of
 /// the same revision.
-fn production(
+pub(crate) fn production(
     ws: &Workspace,
     args: &CargoArgs,
     target: &BenchTarget,
