@@ -59,18 +59,7 @@ fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
             let ws = ws?;
             let store = Store::open(&store_path(&ws, args.db.as_ref()))?;
             out.json = s.json;
-            let (counters, touched) = search::search(&ws, &args, &s, &store, out).map_err(|e| {
-                if e.to_string().starts_with("the bench binary rejected")
-                    || e.chain().any(|c| {
-                        c.to_string().contains("unknown axis")
-                            || c.to_string().contains("not a declared")
-                    })
-                {
-                    e.context(Usage("bad search arguments".into()))
-                } else {
-                    e
-                }
-            })?;
+            let (counters, touched) = search::search(&ws, &args, &s, &store, out)?;
             out.status(&format!(
                 "Done: {} build(s), {} run(s), {} result(s) stored",
                 counters.builds, counters.runs, counters.stored
