@@ -87,6 +87,17 @@ impl CargoArgs {
     }
 }
 
+/// `search --pipeline`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Pipeline {
+    /// When the bench measures on a GPU.
+    Auto,
+    /// Always, even on the CPU (for testing the pipeline; CPU timings suffer).
+    Always,
+    /// Never: build, then run, then build the next batch.
+    Never,
+}
+
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Color {
@@ -143,6 +154,11 @@ pub struct SearchArgs {
     /// Kill a run after this many times base's run time.
     #[arg(long, default_value_t = 50.0, value_name = "FACTOR")]
     pub run_limit: f64,
+    /// Build the next batch while the current one runs: `auto` does when the bench measures
+    /// on a GPU (builds use the CPU), never when it measures on the CPU, whose timings a
+    /// concurrent build would disturb.
+    #[arg(long, value_enum, default_value_t = Pipeline::Auto, value_name = "WHEN")]
+    pub pipeline: Pipeline,
     /// Print the results as JSON on stdout when done.
     #[arg(long)]
     pub json: bool,

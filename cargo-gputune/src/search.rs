@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -17,7 +18,7 @@ use regex::Regex;
 use serde_json::{json, Value};
 
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
-use crate::cli::{CargoArgs, SearchArgs, StrategyKind};
+use crate::cli::{CargoArgs, Pipeline, SearchArgs, StrategyKind};
 use crate::output::Output;
 use crate::process::Exit;
 use crate::protocol::{self, Axis, BenchInfo};
@@ -265,6 +266,12 @@ pub(crate) fn production(
         "Building {} ({}), base",
         target.bench, target.package
     ));
+    out.verbose(&format!(
+        "cargo build -p {} --bench {} --profile {} (production: base and gputune.toml)",
+        target.package,
+        target.bench,
+        args.profile()
+    ));
     match cargo::build(ws, args, target, "", &bin, None)? {
         BuildOutcome::Built {
             manifest, seconds, ..
@@ -393,6 +400,124 @@ pub fn search(
     Ok((counters, touched))
 }
 
+/// What the build stage hands the run stage for one batch.
+#[derive(Debug, Default)]
+struct BuiltBatch {
+    /// Binaries, each holding some of the batch's variants, with their build times.
+    units: Vec<(PathBuf, Vec<String>, f64)>,
+    /// Variants that would not build: label, status, message, seconds.
+    failures: Vec<(String, &'static str, String, f64)>,
+    /// Cargo invocations it took.
+    builds: usize,
+}
+
+/// The build stage's inputs: everything a batch build needs, shareable with its thread.
+struct BuildStage<'a> {
+    ws: &'a Workspace,
+    args: &'a CargoArgs,
+    target: &'a BenchTarget,
+    function: &'a str,
+    bench: &'a str,
+    work_dir: &'a Path,
+    /// Seconds a build of up to eight variants may take before it is killed.
+    limit: f64,
+}
+
+impl BuildStage<'_> {
+    /// Builds `batch`; a failing batch is split until the variants that break it are found,
+    /// and the rest build.
+    fn build(&self, batch: Vec<String>, index: &mut usize) -> Result<BuiltBatch> {
+        let mut built = BuiltBatch::default();
+        let mut pending = vec![batch];
+        while let Some(group) = pending.pop() {
+            *index += 1;
+            let selection: Vec<String> = group
+                .iter()
+                .map(|l| format!("{}::{}.{l}", self.target.package, self.function))
+                .collect();
+            let bin = self.work_dir.join(format!("{}-batch-{index}", self.bench));
+            let limit = self.limit * (group.len() as f64 / 8.0).max(1.0);
+            let outcome = cargo::build(
+                self.ws,
+                self.args,
+                self.target,
+                &selection.join(","),
+                &bin,
+                Some(Duration::from_secs_f64(limit)),
+            )?;
+            built.builds += 1;
+            match outcome {
+                BuildOutcome::Built {
+                    executable,
+                    seconds,
+                    ..
+                } => built.units.push((executable, group, seconds)),
+                BuildOutcome::Failed { .. } | BuildOutcome::TimedOut { .. } if group.len() > 1 => {
+                    let (a, b) = group.split_at(group.len() / 2);
+                    pending.push(b.to_vec());
+                    pending.push(a.to_vec());
+                }
+                BuildOutcome::Failed { message, seconds } => {
+                    built
+                        .failures
+                        .push((group[0].clone(), "build_failed", message, seconds));
+                }
+                BuildOutcome::TimedOut { seconds } => {
+                    let message = format!("build killed after {seconds:.1} s (the build limit)");
+                    built
+                        .failures
+                        .push((group[0].clone(), "build_timeout", message, seconds));
+                }
+            }
+        }
+        Ok(built)
+    }
+}
+
+/// Asks the strategy for the next batch, honouring `--max-evals` and `--time-limit`.
+struct Proposer<'a> {
+    s: &'a SearchArgs,
+    started: Instant,
+    strategy: Box<dyn Strategy>,
+    space: Vec<String>,
+    scored: BTreeMap<String, Option<f64>>,
+    evaluated: usize,
+    stopped: bool,
+}
+
+impl Proposer<'_> {
+    fn next(&mut self, out: &mut Output) -> Option<Vec<String>> {
+        if self.stopped {
+            return None;
+        }
+        if self
+            .s
+            .time_limit
+            .is_some_and(|t| self.started.elapsed().as_secs_f64() > t)
+        {
+            out.status("Time limit reached; stopping");
+            self.stopped = true;
+            return None;
+        }
+        let mut want = self.s.batch_size;
+        if let Some(m) = self.s.max_evals {
+            want = want.min(m.saturating_sub(self.evaluated));
+        }
+        if want == 0 {
+            return None;
+        }
+        let batch = self.strategy.next(&self.space, &self.scored, want);
+        if batch.is_empty() {
+            return None;
+        }
+        self.evaluated += batch.len();
+        for l in &batch {
+            self.scored.insert(l.clone(), None);
+        }
+        Some(batch)
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn search_bench(
     plan: &Plan<'_>,
@@ -438,6 +563,13 @@ fn search_bench(
             base_run.insert(ct.key.clone(), secs);
             continue;
         }
+        out.verbose(&format!(
+            "{} -b {} {} --variant {}.base",
+            base_bin.display(),
+            plan.info.name,
+            ct.args.join(" "),
+            f.name
+        ));
         let (new, secs) = plan.run(base_bin, ct, "base", None, Some(base_build))?;
         counters.runs += 1;
         for r in &new {
@@ -459,175 +591,188 @@ fn search_bench(
         base_run.insert(ct.key.clone(), secs);
     }
 
-    let mut strategy: Box<dyn Strategy> = match s.strategy {
+    let strategy: Box<dyn Strategy> = match s.strategy {
         StrategyKind::Exhaustive => Box::new(Exhaustive::new(s.seed)),
         StrategyKind::Random => Box::new(Random::new(s.seed, s.max_evals.unwrap_or(f.space_size))),
     };
+    let pipelined = match s.pipeline {
+        Pipeline::Always => true,
+        Pipeline::Never => false,
+        Pipeline::Auto => plan.arch != "cpu",
+    };
     out.status(&format!(
-        "Searching {}.{} ({} variants, {} compile-time workload(s), {} strategy)",
+        "Searching {}.{} ({} variants, {} compile-time workload(s), {} strategy{})",
         plan.info.name,
         f.name,
         f.space_size,
         cts.len(),
-        strategy.name()
+        strategy.name(),
+        if pipelined {
+            ", builds pipelined with runs"
+        } else {
+            ""
+        }
     ));
-    let space: Vec<String> = f.labels.clone();
-    let mut scored: BTreeMap<String, Option<f64>> = BTreeMap::new();
-    for label in &space {
+    let mut proposer = Proposer {
+        s,
+        started,
+        strategy,
+        space: f.labels.clone(),
+        scored: BTreeMap::new(),
+        evaluated: 0,
+        stopped: false,
+    };
+    for label in &f.labels {
         if cts
             .iter()
             .all(|ct| done.contains(&(ct.key.clone(), label.clone())))
         {
-            scored.insert(label.clone(), None);
+            proposer.scored.insert(label.clone(), None);
         }
     }
-    let mut evaluated = scored.len();
-    let mut batch_index = 0usize;
-    loop {
-        if s.time_limit
-            .is_some_and(|t| started.elapsed().as_secs_f64() > t)
-        {
-            out.status("Time limit reached; stopping");
-            break;
-        }
-        if s.strategy == StrategyKind::Exhaustive && s.max_evals.is_some_and(|m| evaluated >= m) {
-            break;
-        }
-        let mut want = s.batch_size;
-        if let Some(m) = s.max_evals {
-            want = want.min(m.saturating_sub(evaluated));
-        }
-        let batch = strategy.next(&space, &scored, want);
-        if batch.is_empty() {
-            break;
-        }
-        evaluated += batch.len();
-        for l in &batch {
-            scored.insert(l.clone(), None);
-        }
-        let mut pending = vec![batch];
-        while let Some(group) = pending.pop() {
-            batch_index += 1;
-            let selection: Vec<String> = group
-                .iter()
-                .map(|l| format!("{}::{}.{l}", plan.target.package, f.name))
-                .collect();
-            let bin = plan
-                .work_dir
-                .join(format!("{}-batch-{batch_index}", plan.info.name));
-            let limit = s.build_limit
-                * base_build.max(MIN_BASE_BUILD)
-                * (group.len() as f64 / 8.0).max(1.0);
-            out.status(&format!(
-                "Building {} variant(s) of {}",
-                group.len(),
-                f.name
-            ));
-            let outcome = cargo::build(
-                plan.ws,
-                plan.args,
-                plan.target,
-                &selection.join(","),
-                &bin,
-                Some(Duration::from_secs_f64(limit)),
-            )?;
-            counters.builds += 1;
-            let (built_bin, build_seconds) = match outcome {
-                BuildOutcome::Built {
-                    executable,
-                    seconds,
-                    ..
-                } => (executable, seconds),
-                BuildOutcome::Failed { .. } | BuildOutcome::TimedOut { .. } if group.len() > 1 => {
-                    // Split until the variant that breaks the build is found; the rest build.
-                    let (a, b) = group.split_at(group.len() / 2);
-                    pending.push(b.to_vec());
-                    pending.push(a.to_vec());
-                    continue;
-                }
-                BuildOutcome::Failed { message, seconds } => {
-                    record_failure(
-                        plan,
-                        store,
-                        &cts,
-                        &group[0],
-                        "build_failed",
-                        &message,
-                        seconds,
-                        counters,
-                        out,
-                    )?;
-                    continue;
-                }
-                BuildOutcome::TimedOut { seconds } => {
-                    let message = format!("build killed after {seconds:.1} s (the build limit)");
-                    record_failure(
-                        plan,
-                        store,
-                        &cts,
-                        &group[0],
-                        "build_timeout",
-                        &message,
-                        seconds,
-                        counters,
-                        out,
-                    )?;
-                    continue;
-                }
-            };
-            for label in &group {
-                for ct in &cts {
-                    if done.contains(&(ct.key.clone(), label.clone())) {
-                        continue;
-                    }
-                    let base_secs = base_run.get(&ct.key).copied().unwrap_or(MIN_BASE_RUN);
-                    let limit = Duration::from_secs_f64(s.run_limit * base_secs.max(MIN_BASE_RUN));
-                    let (new, _) = plan.run(
-                        &built_bin,
-                        ct,
-                        label,
-                        Some(limit),
-                        Some(build_seconds / group.len() as f64),
-                    )?;
-                    counters.runs += 1;
-                    for r in &new {
-                        store.put(r)?;
-                        counters.stored += 1;
-                    }
-                    done.insert((ct.key.clone(), label.clone()));
-                    let base = rows
-                        .get(&(ct.key.clone(), "base".to_string()))
-                        .cloned()
-                        .unwrap_or_default();
-                    let line = match new.iter().find(|r| r.status != "ok") {
-                        Some(bad) => format!(
-                            "{:<8} {}",
-                            bad.status,
-                            bad.message.clone().unwrap_or_default()
-                        ),
-                        None => match results::score_of(&base, &new) {
-                            Some(sc) => {
-                                scored.insert(label.clone(), Some(sc.score));
-                                format!(
-                                    "{:.4}{}",
-                                    sc.score,
-                                    if sc.significant {
-                                        ""
-                                    } else {
-                                        "  (within noise)"
-                                    }
-                                )
-                            }
-                            None => "unscored (base has no measurement)".into(),
-                        },
-                    };
-                    out.line(&format!("  {}.{label} [{}]  {line}", f.name, ct.key));
+    proposer.evaluated = proposer.scored.len();
+    let to_go = s
+        .max_evals
+        .unwrap_or(f.labels.len())
+        .min(f.labels.len())
+        .saturating_sub(proposer.evaluated);
+    out.start_progress((to_go * cts.len()) as u64, "Searching");
+
+    let stage = BuildStage {
+        ws: plan.ws,
+        args: plan.args,
+        target: plan.target,
+        function: &f.name,
+        bench: &plan.info.name,
+        work_dir: &plan.work_dir,
+        limit: s.build_limit * base_build.max(MIN_BASE_BUILD),
+    };
+    let result = std::thread::scope(|scope| -> Result<()> {
+        // The build stage runs in its own thread and the runs in this one; with the pipeline
+        // off, at most one batch is in flight, so building and running alternate.
+        let (jobs, job_rx) = mpsc::channel::<Vec<String>>();
+        let (built_tx, built_rx) = mpsc::channel::<Result<BuiltBatch>>();
+        let stage = &stage;
+        let builder = scope.spawn(move || {
+            let mut index = 0usize;
+            for batch in job_rx {
+                let r = stage.build(batch, &mut index);
+                let failed = r.is_err();
+                if built_tx.send(r).is_err() || failed {
+                    break;
                 }
             }
-            let _ = std::fs::remove_file(&built_bin);
+        });
+        let mut in_flight = 0usize;
+        let send = |out: &mut Output, proposer: &mut Proposer<'_>, in_flight: &mut usize| {
+            if let Some(batch) = proposer.next(out) {
+                out.progress_message(&format!("building {} variant(s)", batch.len()));
+                out.verbose(&format!(
+                    "cargo build -p {} --bench {} --profile {} with GPUTUNE_VARIANTS={} \
+                     variant(s) of {}",
+                    plan.target.package,
+                    plan.target.bench,
+                    plan.args.profile(),
+                    batch.len(),
+                    f.name
+                ));
+                // The builder only stops receiving after an error, which recv reports.
+                if jobs.send(batch).is_ok() {
+                    *in_flight += 1;
+                }
+            }
+        };
+        send(out, &mut proposer, &mut in_flight);
+        while in_flight > 0 {
+            let built = built_rx
+                .recv()
+                .context("the build stage ended unexpectedly")??;
+            in_flight -= 1;
+            counters.builds += built.builds;
+            if pipelined {
+                send(out, &mut proposer, &mut in_flight);
+            }
+            for (label, status, message, seconds) in &built.failures {
+                record_failure(
+                    plan, store, &cts, label, status, message, *seconds, counters, out,
+                )?;
+                proposer.scored.insert(label.clone(), None);
+            }
+            for (bin, group, build_seconds) in &built.units {
+                for label in group {
+                    for ct in &cts {
+                        if done.contains(&(ct.key.clone(), label.clone())) {
+                            out.advance();
+                            continue;
+                        }
+                        let base_secs = base_run.get(&ct.key).copied().unwrap_or(MIN_BASE_RUN);
+                        let limit =
+                            Duration::from_secs_f64(s.run_limit * base_secs.max(MIN_BASE_RUN));
+                        out.progress_message(&format!("running {label} [{}]", ct.key));
+                        out.verbose(&format!(
+                            "{} -b {} {} --variant {}.{label}",
+                            bin.display(),
+                            plan.info.name,
+                            ct.args.join(" "),
+                            f.name
+                        ));
+                        let (new, _) = plan.run(
+                            bin,
+                            ct,
+                            label,
+                            Some(limit),
+                            Some(build_seconds / group.len() as f64),
+                        )?;
+                        counters.runs += 1;
+                        for r in &new {
+                            store.put(r)?;
+                            counters.stored += 1;
+                        }
+                        done.insert((ct.key.clone(), label.clone()));
+                        let base = rows
+                            .get(&(ct.key.clone(), "base".to_string()))
+                            .cloned()
+                            .unwrap_or_default();
+                        let line = match new.iter().find(|r| r.status != "ok") {
+                            Some(bad) => format!(
+                                "{:<8} {}",
+                                bad.status,
+                                bad.message.clone().unwrap_or_default()
+                            ),
+                            None => match results::score_of(&base, &new) {
+                                Some(sc) => {
+                                    proposer.scored.insert(label.clone(), Some(sc.score));
+                                    format!(
+                                        "{:.4}{}",
+                                        sc.score,
+                                        if sc.significant {
+                                            ""
+                                        } else {
+                                            "  (within noise)"
+                                        }
+                                    )
+                                }
+                                None => "unscored (base has no measurement)".into(),
+                            },
+                        };
+                        out.line(&format!("  {}.{label} [{}]  {line}", f.name, ct.key));
+                        out.advance();
+                    }
+                }
+                let _ = std::fs::remove_file(bin);
+            }
+            if !pipelined {
+                send(out, &mut proposer, &mut in_flight);
+            }
         }
-    }
-    Ok(())
+        drop(jobs);
+        builder
+            .join()
+            .map_err(|_| anyhow::anyhow!("the build stage panicked"))?;
+        Ok(())
+    });
+    out.finish_progress();
+    result
 }
 
 /// Records a variant that never ran, for every compile-time workload.

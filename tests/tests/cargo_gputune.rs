@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
 
 use serde_json::Value;
 
@@ -65,8 +66,13 @@ const BENCH_ARGS: [&str; 6] = [
     "--no-batch",
 ];
 
+/// Held by tests that build the spin fixture: one of them writes its gputune.toml, which
+/// would change what the other builds halfway through.
+static SPIN: Mutex<()> = Mutex::new(());
+
 #[test]
 fn search_resume_report_apply_and_check() {
+    let _spin = SPIN.lock().unwrap_or_else(|e| e.into_inner());
     let bin = executable(
         &["-p", "cargo-gputune", "--bin", "cargo-gputune"],
         "cargo-gputune",
@@ -232,4 +238,49 @@ fn usage_errors_exit_2() {
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn pipelined_search_stores_every_variant_and_shows_commands() {
+    let _spin = SPIN.lock().unwrap_or_else(|e| e.into_inner());
+    let bin = executable(
+        &["-p", "cargo-gputune", "--bin", "cargo-gputune"],
+        "cargo-gputune",
+    );
+    let dir = std::env::temp_dir().join(format!("gputune-cli-pipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let db = dir.join("store.db");
+    // One variant per batch, so that every build but the first overlaps a run.
+    let mut args = vec![
+        "search",
+        "--json",
+        "-v",
+        "--pipeline",
+        "always",
+        "--batch-size",
+        "1",
+    ];
+    args.extend(BENCH_ARGS);
+    let out = gputune(&bin, &db, &args);
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("builds pipelined with runs"), "{stderr}");
+    assert!(stderr.contains("--variant spin.work_4"), "{stderr}");
+    assert!(
+        stderr.contains("GPUTUNE_VARIANTS=1 variant(s) of spin"),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
+    assert_eq!(doc["search"]["runs"], 5, "{doc}");
+    assert!(
+        doc["search"]["builds"].as_u64().is_some_and(|b| b >= 4),
+        "{doc}"
+    );
+    let variants = doc["groups"][0]["variants"].as_array().expect("variants");
+    assert_eq!(variants.len(), 5, "{doc}");
+    for v in variants {
+        let w = v["workloads"].as_array().expect("workloads");
+        assert!(w.len() == 2 && w.iter().all(|w| w["status"] == "ok"), "{v}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
