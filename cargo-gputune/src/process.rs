@@ -28,17 +28,51 @@ pub struct Finished {
 /// Runs `cmd` (stdio already set by the caller) in a new process group; past `limit`, kills
 /// the group with SIGKILL.
 pub fn run(cmd: &mut Command, limit: Option<Duration>) -> std::io::Result<Finished> {
+    run_observed(cmd, limit, || Ok::<bool, std::io::Error>(false))
+}
+
+/// [`run`], calling `observe` every few milliseconds while the child runs and once after it
+/// ended. `observe` says whether the child made progress; `limit` then counts from the last
+/// progress, so it bounds each step of a long run rather than the whole. An error from
+/// `observe` kills the group and is returned.
+pub fn run_observed<E: From<std::io::Error>>(
+    cmd: &mut Command,
+    limit: Option<Duration>,
+    mut observe: impl FnMut() -> Result<bool, E>,
+) -> Result<Finished, E> {
     let start = Instant::now();
+    // SAFETY: prctl is async-signal-safe; between fork and exec it only asks the kernel to
+    // SIGKILL the child when this process dies, so a killed cargo-gputune leaves no bench
+    // running on the GPU.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
     let mut child = cmd.process_group(0).spawn()?;
     let pid = child.id() as libc::pid_t;
+    let kill = |child: &mut std::process::Child| {
+        // SAFETY: signals the group this function created; no memory is touched.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let _ = child.wait();
+    };
+    let mut last_progress = Instant::now();
     let status: ExitStatus = loop {
         if let Some(status) = child.try_wait()? {
             break status;
         }
-        if limit.is_some_and(|l| start.elapsed() > l) {
-            // SAFETY: signals the group this function created; no memory is touched.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
-            let _ = child.wait();
+        match observe() {
+            Ok(true) => last_progress = Instant::now(),
+            Ok(false) => {}
+            Err(e) => {
+                kill(&mut child);
+                return Err(e);
+            }
+        }
+        if limit.is_some_and(|l| last_progress.elapsed() > l) {
+            kill(&mut child);
+            observe()?;
             return Ok(Finished {
                 exit: Exit::TimedOut,
                 seconds: start.elapsed().as_secs_f64(),
@@ -46,6 +80,7 @@ pub fn run(cmd: &mut Command, limit: Option<Duration>) -> std::io::Result<Finish
         }
         std::thread::sleep(Duration::from_millis(10));
     };
+    observe()?;
     let exit = match (status.code(), status.signal()) {
         (Some(code), _) => Exit::Code(code),
         (None, Some(sig)) => Exit::Signal(sig),
@@ -75,5 +110,40 @@ mod tests {
         .expect("runs");
         assert_eq!(f.exit, Exit::TimedOut);
         assert!(f.seconds < 10.0);
+    }
+
+    #[test]
+    fn progress_restarts_the_limit_and_observer_errors_kill() {
+        // Five steps of 0.6 s (3 s in all) under a 1.5 s limit: each step is progress, so the
+        // run is not killed although it outlasts the limit.
+        let mut ticks = 0u32;
+        let dir = std::env::temp_dir().join(format!("gputune-proc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("steps");
+        let script = format!(
+            "for i in 1 2 3 4 5; do sleep 0.6; echo $i >> {}; done",
+            file.display()
+        );
+        let mut seen = 0;
+        let f = run_observed(
+            Command::new("sh").args(["-c", &script]),
+            Some(Duration::from_millis(1500)),
+            || {
+                ticks += 1;
+                let n = std::fs::read_to_string(&file).map_or(0, |t| t.lines().count());
+                let progress = n > seen;
+                seen = n;
+                Ok::<bool, std::io::Error>(progress)
+            },
+        )
+        .expect("runs");
+        assert_eq!(f.exit, Exit::Code(0));
+        assert_eq!(seen, 5);
+        assert!(ticks > 5);
+        let r = run_observed(Command::new("sleep").arg("30"), None, || {
+            Err::<bool, std::io::Error>(std::io::Error::other("stop"))
+        });
+        assert!(r.is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,4 +1,4 @@
-//! Talking to bench binaries through protocol 1 (`docs/bench-json.md`): `--list`,
+//! Talking to bench binaries through protocol 2 (`docs/bench-json.md`): `--list`,
 //! `--devices`, and runs whose results come back as JSON. Nothing here links user code.
 
 use std::path::Path;
@@ -12,7 +12,7 @@ use crate::cli::Usage;
 use crate::process::{self, Exit};
 
 /// The protocol version this cargo-gputune speaks.
-pub const PROTOCOL: i64 = 1;
+pub const PROTOCOL: i64 = 2;
 
 /// One axis of a bench, as `--list` gives it.
 #[derive(Debug, Clone)]
@@ -144,42 +144,95 @@ pub fn device(bin: &Path, bench: &str) -> Result<(String, String)> {
     Ok((identity, arch))
 }
 
-/// What one bench process produced.
+/// What one bench process produced (its results came as [`Event`]s).
 #[derive(Debug)]
 pub struct RunOutcome {
     /// How it ended.
     pub exit: Exit,
     /// Its wall time.
     pub seconds: f64,
-    /// The states of its JSON document, if it wrote one.
-    pub states: Vec<Value>,
     /// The last lines of its stderr.
     pub stderr: String,
 }
 
-/// Runs `args` with `--json FILE` under `limit`.
+/// One line of a bench's `--jsonl` stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The bench starts running this variant (`None`: the production choice).
+    Variant(Option<String>),
+    /// A state finished: its entry as in the JSON document.
+    State(Value),
+}
+
+/// Reads the complete lines appended to a file since the last call.
+struct Tail<'p> {
+    path: &'p Path,
+    offset: u64,
+    partial: Vec<u8>,
+}
+
+impl Tail<'_> {
+    fn read(&mut self) -> Result<Vec<Event>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let Ok(mut file) = std::fs::File::open(self.path) else {
+            return Ok(Vec::new());
+        };
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut buf = Vec::new();
+        file.read_to_end(&mut buf)?;
+        self.offset += buf.len() as u64;
+        self.partial.extend_from_slice(&buf);
+        let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') else {
+            return Ok(Vec::new());
+        };
+        let complete: Vec<u8> = self.partial.drain(..=end).collect();
+        let mut events = Vec::new();
+        for line in complete.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let v: Value = serde_json::from_slice(line).with_context(|| {
+                format!("{} holds a line that is not JSON", self.path.display())
+            })?;
+            events.push(match v["event"].as_str() {
+                Some("variant") => Event::Variant(v["variant"].as_str().map(str::to_string)),
+                Some("state") => Event::State(v["state"].clone()),
+                other => bail!("unknown event {other:?} in {}", self.path.display()),
+            });
+        }
+        Ok(events)
+    }
+}
+
+/// Runs `args` with `--jsonl FILE`, handing each event to `on_event` as the bench streams
+/// it. `limit` counts from the last event, so it bounds each state, not the whole run.
 pub fn run(
     bin: &Path,
     args: &[String],
-    json: &Path,
+    jsonl: &Path,
     limit: Option<Duration>,
+    mut on_event: impl FnMut(Event) -> Result<()>,
 ) -> Result<RunOutcome> {
-    let _ = std::fs::remove_file(json);
-    let err_path = json.with_extension("stderr");
+    let _ = std::fs::remove_file(jsonl);
+    let err_path = jsonl.with_extension("stderr");
     let mut cmd = Command::new(bin);
     cmd.args(args)
-        .arg("--json")
-        .arg(json)
+        .arg("--jsonl")
+        .arg(jsonl)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&err_path)?);
-    let finished =
-        process::run(&mut cmd, limit).with_context(|| format!("cannot run {}", bin.display()))?;
-    let states = std::fs::read_to_string(json)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|d| d["benchmarks"][0]["states"].as_array().cloned())
-        .unwrap_or_default();
+    let mut tail = Tail {
+        path: jsonl,
+        offset: 0,
+        partial: Vec::new(),
+    };
+    let finished = process::run_observed(&mut cmd, limit, || -> Result<bool> {
+        let events = tail.read()?;
+        let progress = !events.is_empty();
+        for e in events {
+            on_event(e)?;
+        }
+        Ok(progress)
+    })
+    .with_context(|| format!("running {}", bin.display()))?;
     let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
     let lines: Vec<&str> = stderr
         .lines()
@@ -188,7 +241,6 @@ pub fn run(
     Ok(RunOutcome {
         exit: finished.exit,
         seconds: finished.seconds,
-        states,
         stderr: lines[lines.len().saturating_sub(5)..].join("\n"),
     })
 }

@@ -155,86 +155,170 @@ impl Plan<'_> {
         }
     }
 
-    /// Runs one variant on one compile-time workload and returns its rows.
+    /// One variant's rows from the states it streamed.
+    fn rows(
+        &self,
+        ct: &CtWorkload,
+        variant: &str,
+        states: &[Value],
+        seconds: f64,
+        build_seconds: Option<f64>,
+    ) -> Vec<Measurement> {
+        if states.is_empty() {
+            let mut row = self.row(&ct.key, variant, "*", 0.0, "crashed");
+            row.message = Some("the bench reported no states for this variant".into());
+            row.run_seconds = Some(seconds);
+            row.build_seconds = build_seconds;
+            return vec![row];
+        }
+        states
+            .iter()
+            .map(|st| {
+                let (rt, weight) = rt_workload(st, self.declared);
+                let verify_failed = st["verification"]["passed"] == false;
+                let status = match st["status"].as_str().unwrap_or("failed") {
+                    _ if verify_failed => "verify_failed",
+                    "ok" => "ok",
+                    "timeout" => "timeout",
+                    "skipped" => "skipped",
+                    _ => "launch_failed",
+                };
+                let mut row = self.row(&ct.key, variant, &rt, weight, status);
+                row.message = st["error"]
+                    .as_str()
+                    .or(st["skip_reason"].as_str())
+                    .map(str::to_string);
+                row.center = protocol::summary(st, "nv/cold/time/gpu/median");
+                row.noise = protocol::summary(st, "nv/cold/time/gpu/stdev/relative");
+                row.bandwidth = protocol::summary(st, "nv/cold/bw/global/bytes_per_second");
+                row.samples = st["samples"]["gpu"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                    .unwrap_or_default();
+                row.run_seconds = Some(seconds);
+                row.build_seconds = build_seconds;
+                row
+            })
+            .collect()
+    }
+
+    /// Runs `labels` on one compile-time workload in as few bench processes as it takes:
+    /// one, unless a variant crashes or hangs; that variant is recorded and the rest go on
+    /// in a fresh process. `finished` gets each variant's rows as soon as its last state has
+    /// been streamed, so that a kill of this process loses nothing finished. Returns the
+    /// number of processes.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         bin: &Path,
         ct: &CtWorkload,
-        variant: &str,
+        labels: &[String],
         limit: Option<Duration>,
         build_seconds: Option<f64>,
-    ) -> Result<(Vec<Measurement>, f64)> {
-        let mut args = vec!["-b".to_string(), self.info.name.clone()];
-        args.extend(ct.args.iter().cloned());
-        args.extend(self.user_axes.iter().cloned());
-        args.push("--variant".into());
-        args.push(format!("{}.{variant}", self.function.name));
-        args.extend(self.bench_args.iter().cloned());
-        let json = self.work_dir.join("run.json");
-        let out = protocol::run(bin, &args, &json, limit)?;
-        let mut rows = Vec::new();
-        match out.exit {
-            Exit::Code(code @ (2 | 3)) => protocol::check_exit(code, &out.stderr)?,
-            Exit::TimedOut | Exit::Signal(_) => {
-                let (status, message) = match out.exit {
-                    Exit::TimedOut => (
-                        "timeout",
-                        format!("killed after {:.1} s (the run limit)", out.seconds),
-                    ),
-                    Exit::Signal(sig) => {
-                        ("crashed", format!("ended by signal {sig}: {}", out.stderr))
-                    }
-                    Exit::Code(_) => unreachable!("matched above"),
-                };
-                // States finished before the process died were not written (the JSON comes
-                // at the end), so the variant gets one row saying what happened.
-                let mut row = self.row(&ct.key, variant, "*", 0.0, status);
-                row.message = Some(message);
-                row.run_seconds = Some(out.seconds);
-                row.build_seconds = build_seconds;
-                rows.push(row);
-            }
-            Exit::Code(_) => {
-                if out.states.is_empty() {
-                    let mut row = self.row(&ct.key, variant, "*", 0.0, "crashed");
-                    row.message = Some(format!("no results: {}", out.stderr));
-                    rows.push(row);
-                }
-                for st in &out.states {
-                    let (rt, weight) = rt_workload(st, self.declared);
-                    let status = match st["status"].as_str().unwrap_or("failed") {
-                        "ok" => "ok",
-                        "timeout" => "timeout",
-                        "skipped" => "skipped",
-                        _ if st["error"]
-                            .as_str()
-                            .is_some_and(|e| e.contains("verification")) =>
-                        {
-                            "verify_failed"
+        out: &mut Output,
+        finished: &mut VariantSink<'_>,
+    ) -> Result<usize> {
+        let f = &self.function.name;
+        let mut remaining: Vec<String> = labels.to_vec();
+        let mut processes = 0;
+        while !remaining.is_empty() {
+            let mut args = vec!["-b".to_string(), self.info.name.clone()];
+            args.extend(ct.args.iter().cloned());
+            args.extend(self.user_axes.iter().cloned());
+            args.push("--variant".into());
+            args.push(
+                remaining
+                    .iter()
+                    .map(|l| format!("{f}.{l}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+            args.extend(self.bench_args.iter().cloned());
+            out.verbose(&format!("{} {}", bin.display(), args.join(" ")));
+            let jsonl = self.work_dir.join("run.jsonl");
+            // The variant in progress, its states, and when it started.
+            let mut current: Option<(String, Vec<Value>, Instant)> = None;
+            let mut started: Vec<String> = Vec::new();
+            let outcome = protocol::run(bin, &args, &jsonl, limit, |event| {
+                match event {
+                    protocol::Event::Variant(label) => {
+                        if let Some((prev, states, t)) = current.take() {
+                            let secs = t.elapsed().as_secs_f64();
+                            finished(
+                                &prev,
+                                self.rows(ct, &prev, &states, secs, build_seconds),
+                                out,
+                            )?;
                         }
-                        _ => "launch_failed",
+                        let label = label.unwrap_or_else(|| "base".into());
+                        started.push(label.clone());
+                        current = Some((label, Vec::new(), Instant::now()));
+                    }
+                    protocol::Event::State(st) => {
+                        if let Some((_, states, _)) = current.as_mut() {
+                            states.push(st);
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+            processes += 1;
+            match outcome.exit {
+                Exit::Code(code @ (2 | 3)) => protocol::check_exit(code, &outcome.stderr)?,
+                Exit::Code(0 | 1) => {
+                    if let Some((prev, states, t)) = current.take() {
+                        let secs = t.elapsed().as_secs_f64();
+                        finished(
+                            &prev,
+                            self.rows(ct, &prev, &states, secs, build_seconds),
+                            out,
+                        )?;
+                    }
+                    for label in remaining.iter().filter(|l| !started.contains(l)) {
+                        let mut row = self.row(&ct.key, label, "*", 0.0, "crashed");
+                        row.message = Some(format!(
+                            "the bench ended without running it: {}",
+                            outcome.stderr
+                        ));
+                        finished(label, vec![row], out)?;
+                    }
+                    remaining.clear();
+                }
+                exit => {
+                    // The variant in progress died with the process (or, if none had
+                    // started, the first one is charged, so that the loop ends).
+                    let (label, secs) = match current.take() {
+                        Some((label, _, t)) => (label, t.elapsed().as_secs_f64()),
+                        None => (remaining[0].clone(), outcome.seconds),
                     };
-                    let mut row = self.row(&ct.key, variant, &rt, weight, status);
-                    row.message = st["error"]
-                        .as_str()
-                        .or(st["skip_reason"].as_str())
-                        .map(str::to_string);
-                    row.center = protocol::summary(st, "nv/cold/time/gpu/median");
-                    row.noise = protocol::summary(st, "nv/cold/time/gpu/stdev/relative");
-                    row.bandwidth = protocol::summary(st, "nv/cold/bw/global/bytes_per_second");
-                    row.samples = st["samples"]["gpu"]
-                        .as_array()
-                        .map(|a| a.iter().filter_map(Value::as_f64).collect())
-                        .unwrap_or_default();
-                    row.run_seconds = Some(out.seconds);
+                    let (status, message) = match exit {
+                        Exit::TimedOut => (
+                            "timeout",
+                            format!("killed after {secs:.1} s without finishing a state (the run limit)"),
+                        ),
+                        Exit::Signal(sig) => {
+                            ("crashed", format!("ended by signal {sig}: {}", outcome.stderr))
+                        }
+                        Exit::Code(code) => {
+                            ("crashed", format!("exited with code {code}: {}", outcome.stderr))
+                        }
+                    };
+                    let mut row = self.row(&ct.key, &label, "*", 0.0, status);
+                    row.message = Some(message);
+                    row.run_seconds = Some(secs);
                     row.build_seconds = build_seconds;
-                    rows.push(row);
+                    finished(&label, vec![row], out)?;
+                    started.push(label);
+                    remaining.retain(|l| !started.contains(l));
                 }
             }
         }
-        Ok((rows, out.seconds))
+        Ok(processes)
     }
 }
+
+/// Where [`Plan::run`] hands each finished variant's rows.
+type VariantSink<'a> = dyn FnMut(&str, Vec<Measurement>, &mut Output) -> Result<()> + 'a;
 
 /// The production build of a target (base plus applied entries), reused across searches of
 /// the same revision.
@@ -563,19 +647,25 @@ fn search_bench(
             base_run.insert(ct.key.clone(), secs);
             continue;
         }
-        out.verbose(&format!(
-            "{} -b {} {} --variant {}.base",
-            base_bin.display(),
-            plan.info.name,
-            ct.args.join(" "),
-            f.name
-        ));
-        let (new, secs) = plan.run(base_bin, ct, "base", None, Some(base_build))?;
-        counters.runs += 1;
-        for r in &new {
-            store.put(r)?;
-            counters.stored += 1;
-        }
+        let t = Instant::now();
+        let mut new = Vec::new();
+        counters.runs += plan.run(
+            base_bin,
+            ct,
+            &["base".to_string()],
+            None,
+            Some(base_build),
+            out,
+            &mut |_, rows, _| {
+                for r in &rows {
+                    store.put(r)?;
+                }
+                new = rows;
+                Ok(())
+            },
+        )?;
+        let secs = t.elapsed().as_secs_f64();
+        counters.stored += new.len();
         if new.iter().all(|r| r.status != "ok") {
             out.line(&format!(
                 "  {}.base [{}]  base failed: {}",
@@ -699,65 +789,69 @@ fn search_bench(
                 proposer.scored.insert(label.clone(), None);
             }
             for (bin, group, build_seconds) in &built.units {
-                for label in group {
-                    for ct in &cts {
-                        if done.contains(&(ct.key.clone(), label.clone())) {
-                            out.advance();
-                            continue;
-                        }
-                        let base_secs = base_run.get(&ct.key).copied().unwrap_or(MIN_BASE_RUN);
-                        let limit =
-                            Duration::from_secs_f64(s.run_limit * base_secs.max(MIN_BASE_RUN));
-                        out.progress_message(&format!("running {label} [{}]", ct.key));
-                        out.verbose(&format!(
-                            "{} -b {} {} --variant {}.{label}",
-                            bin.display(),
-                            plan.info.name,
-                            ct.args.join(" "),
-                            f.name
-                        ));
-                        let (new, _) = plan.run(
-                            bin,
-                            ct,
-                            label,
-                            Some(limit),
-                            Some(build_seconds / group.len() as f64),
-                        )?;
-                        counters.runs += 1;
-                        for r in &new {
-                            store.put(r)?;
-                            counters.stored += 1;
-                        }
-                        done.insert((ct.key.clone(), label.clone()));
-                        let base = rows
-                            .get(&(ct.key.clone(), "base".to_string()))
-                            .cloned()
-                            .unwrap_or_default();
-                        let line = match new.iter().find(|r| r.status != "ok") {
-                            Some(bad) => format!(
-                                "{:<8} {}",
-                                bad.status,
-                                bad.message.clone().unwrap_or_default()
-                            ),
-                            None => match results::score_of(&base, &new) {
-                                Some(sc) => {
-                                    proposer.scored.insert(label.clone(), Some(sc.score));
-                                    format!(
-                                        "{:.4}{}",
-                                        sc.score,
-                                        if sc.significant {
-                                            ""
-                                        } else {
-                                            "  (within noise)"
-                                        }
-                                    )
-                                }
-                                None => "unscored (base has no measurement)".into(),
-                            },
-                        };
-                        out.line(&format!("  {}.{label} [{}]  {line}", f.name, ct.key));
+                for ct in &cts {
+                    let labels: Vec<String> = group
+                        .iter()
+                        .filter(|l| !done.contains(&(ct.key.clone(), (*l).clone())))
+                        .cloned()
+                        .collect();
+                    for _ in labels.len()..group.len() {
                         out.advance();
                     }
+                    if labels.is_empty() {
+                        continue;
+                    }
+                    let base_secs = base_run.get(&ct.key).copied().unwrap_or(MIN_BASE_RUN);
+                    let limit = Duration::from_secs_f64(s.run_limit * base_secs.max(MIN_BASE_RUN));
+                    out.progress_message(&format!(
+                        "running {} variant(s) [{}]",
+                        labels.len(),
+                        ct.key
+                    ));
+                    let base = rows
+                        .get(&(ct.key.clone(), "base".to_string()))
+                        .cloned()
+                        .unwrap_or_default();
+                    counters.runs += plan.run(
+                        bin,
+                        ct,
+                        &labels,
+                        Some(limit),
+                        Some(build_seconds / group.len() as f64),
+                        out,
+                        &mut |label, new, out| {
+                            for r in &new {
+                                store.put(r)?;
+                                counters.stored += 1;
+                            }
+                            done.insert((ct.key.clone(), label.to_string()));
+                            let line = match new.iter().find(|r| r.status != "ok") {
+                                Some(bad) => format!(
+                                    "{:<8} {}",
+                                    bad.status,
+                                    bad.message.clone().unwrap_or_default()
+                                ),
+                                None => match results::score_of(&base, &new) {
+                                    Some(sc) => {
+                                        proposer.scored.insert(label.to_string(), Some(sc.score));
+                                        format!(
+                                            "{:.4}{}",
+                                            sc.score,
+                                            if sc.significant {
+                                                ""
+                                            } else {
+                                                "  (within noise)"
+                                            }
+                                        )
+                                    }
+                                    None => "unscored (base has no measurement)".into(),
+                                },
+                            };
+                            out.line(&format!("  {}.{label} [{}]  {line}", f.name, ct.key));
+                            out.advance();
+                            Ok(())
+                        },
+                    )?;
                 }
                 let _ = std::fs::remove_file(bin);
             }

@@ -29,9 +29,9 @@ pub struct Cli {
     /// (exponents). Repeatable.
     #[arg(short = 'a', long = "axis", value_name = "SPEC")]
     pub axes: Vec<String>,
-    /// Variant label to run (for binaries that hold several variants).
-    #[arg(long, value_name = "LABEL")]
-    pub variant: Option<String>,
+    /// Variant labels to run, one after another (for binaries that hold several variants).
+    #[arg(long, value_name = "LABEL[,LABEL…]", value_delimiter = ',')]
+    pub variant: Vec<String>,
     /// Stopping criterion: stdrel, entropy, sample-count, or a registered custom one.
     #[arg(long, default_value = "stdrel", value_name = "NAME")]
     pub stopping_criterion: String,
@@ -72,6 +72,9 @@ pub struct Cli {
     /// Write the results as JSON to FILE (`-` for stdout; the table then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
+    /// Append each finished state to FILE as one JSON line, as it finishes.
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<String>,
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub device: u32,

@@ -6,6 +6,7 @@
 //! - [`measure`]: the cold and hot timing loops, backend-agnostic.
 //! - [`backend`]: the CPU backend (monotonic clock) and, with the `cuda` feature, the CUDA
 //!   backend (cudarc, dynamically loaded).
+//! - [`verify`]: outputs checked against base (or an answer) before a variant is timed.
 //! - [`stats`]: summary statistics; [`output`]: the JSON document and the human table.
 //! - [`tuned`]: which variant of a `#[tune]` function runs (the generated dispatch's
 //!   run-time half); [`build`] (feature `build`): the build-script helper that generates it.
@@ -26,6 +27,7 @@ pub mod runner;
 pub mod state;
 pub mod stats;
 pub mod tuned;
+pub mod verify;
 
 pub use bench::{Bench, BenchFn};
 pub use error::{BenchResult, BoxError, Error, Result};

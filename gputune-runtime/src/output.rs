@@ -11,7 +11,7 @@ use crate::state::Outcome;
 use crate::stats::Summary;
 
 /// Version of the JSON document (major changes break readers).
-pub const JSON_VERSION: (u32, u32, u32) = (1, 1, 0);
+pub const JSON_VERSION: (u32, u32, u32) = (1, 2, 0);
 
 /// Everything one run produced, as plain data.
 #[derive(Debug, Clone)]
@@ -342,6 +342,34 @@ fn axis_value_json(name: &str, v: &AxisValue) -> Value {
     }
 }
 
+/// One state as the document's `states` entry (also a `--jsonl` line's `state`).
+pub fn state_json(s: &StateReport, devices: &[DeviceInfo]) -> Value {
+    let device = s.device.and_then(|i| devices.get(i));
+    let o = &s.outcome;
+    json!({
+        "name": s.name,
+        "device": device.map(|d| d.id),
+        "type_config_index": s.type_config_index,
+        "axis_values": s.axis_values.iter().map(|(n, v)| axis_value_json(n, v)).collect::<Vec<_>>(),
+        "summaries": summaries(o, device),
+        "is_skipped": o.skipped.is_some(),
+        "skip_reason": o.skipped,
+        "status": s.status(),
+        "error": o.error,
+        "variant": o.variant,
+        "verification": o.verification,
+        "criterion": o.criterion.as_ref().map(|(n, p)| json!({
+            "name": n,
+            "params": p.iter().map(|(k, v)| (k.clone(), f(*v))).collect::<serde_json::Map<_, _>>(),
+        })),
+        "element_count": o.element_count,
+        "global_memory_read_bytes": o.read_bytes,
+        "global_memory_write_bytes": o.write_bytes,
+        "samples": o.cold.as_ref().map(|c| json!({ "gpu": c.gpu_times, "cpu": c.cpu_times })),
+        "batch": o.hot.as_ref().map(|h| json!({ "batch_size": h.batch_size, "batch_means": h.batch_means })),
+    })
+}
+
 /// The whole run as an nvbench-layout JSON document.
 pub fn to_json(report: &RunReport) -> Value {
     let benchmarks: Vec<Value> = report
@@ -351,31 +379,7 @@ pub fn to_json(report: &RunReport) -> Value {
             let states: Vec<Value> = b
                 .states
                 .iter()
-                .map(|s| {
-                    let device = s.device.and_then(|i| report.devices.get(i));
-                    let o = &s.outcome;
-                    json!({
-                        "name": s.name,
-                        "device": device.map(|d| d.id),
-                        "type_config_index": s.type_config_index,
-                        "axis_values": s.axis_values.iter().map(|(n, v)| axis_value_json(n, v)).collect::<Vec<_>>(),
-                        "summaries": summaries(o, device),
-                        "is_skipped": o.skipped.is_some(),
-                        "skip_reason": o.skipped,
-                        "status": s.status(),
-                        "error": o.error,
-                        "variant": o.variant,
-                        "criterion": o.criterion.as_ref().map(|(n, p)| json!({
-                            "name": n,
-                            "params": p.iter().map(|(k, v)| (k.clone(), f(*v))).collect::<serde_json::Map<_, _>>(),
-                        })),
-                        "element_count": o.element_count,
-                        "global_memory_read_bytes": o.read_bytes,
-                        "global_memory_write_bytes": o.write_bytes,
-                        "samples": o.cold.as_ref().map(|c| json!({ "gpu": c.gpu_times, "cpu": c.cpu_times })),
-                        "batch": o.hot.as_ref().map(|h| json!({ "batch_size": h.batch_size, "batch_means": h.batch_means })),
-                    })
-                })
+                .map(|s| state_json(s, &report.devices))
                 .collect();
             json!({
                 "name": b.name,
@@ -445,7 +449,19 @@ pub fn to_table(report: &RunReport) -> String {
     let mut out = String::new();
     for b in &report.benchmarks {
         out.push_str(&format!("## {}\n\n", b.name));
-        let mut header: Vec<String> = b.axes.iter().map(|a| a.name.clone()).collect();
+        // A variant column only when the run asked for variants (or tuned ones ran).
+        let with_variant = b
+            .states
+            .iter()
+            .any(|s| s.outcome.variant.as_deref().is_some_and(|v| v != "base"))
+            || b.states
+                .windows(2)
+                .any(|w| w[0].outcome.variant != w[1].outcome.variant);
+        let mut header: Vec<String> = Vec::new();
+        if with_variant {
+            header.push("Variant".into());
+        }
+        header.extend(b.axes.iter().map(|a| a.name.clone()));
         header.extend(
             [
                 "Samples",
@@ -463,17 +479,17 @@ pub fn to_table(report: &RunReport) -> String {
         );
         let mut rows: Vec<Vec<String>> = Vec::new();
         for s in &b.states {
-            let mut row: Vec<String> = b
-                .axes
-                .iter()
-                .map(|a| {
-                    s.axis_values
-                        .iter()
-                        .find(|(n, _)| n == &a.name)
-                        .map(|(_, v)| v.display())
-                        .unwrap_or_default()
-                })
-                .collect();
+            let mut row: Vec<String> = Vec::new();
+            if with_variant {
+                row.push(s.outcome.variant.clone().unwrap_or_default());
+            }
+            row.extend(b.axes.iter().map(|a| {
+                s.axis_values
+                    .iter()
+                    .find(|(n, _)| n == &a.name)
+                    .map(|(_, v)| v.display())
+                    .unwrap_or_default()
+            }));
             let o = &s.outcome;
             if let Some(reason) = &o.skipped {
                 row.push(format!("skipped: {reason}"));

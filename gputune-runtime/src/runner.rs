@@ -22,6 +22,10 @@ use crate::measure::{ColdSettings, HotSettings};
 use crate::output::{self, BenchReport, RunReport, StateReport};
 use crate::state::{ExecConfig, State};
 
+/// Version of the protocol between bench binaries and `cargo gputune`
+/// (`docs/bench-json.md`): 2 added `--variant` lists, `--jsonl` and `verification`.
+pub const PROTOCOL: u32 = 2;
+
 /// Exit code: every state ran.
 pub const EXIT_OK: i32 = 0;
 /// Exit code: at least one state failed (the JSON says which and why).
@@ -116,7 +120,7 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
     if cli.devices {
         let backends = Backends::open(&benches, &cli)?;
         let doc = json!({
-            "protocol": 1,
+            "protocol": PROTOCOL,
             "devices": backends.devices().iter().map(output::device_json).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
@@ -154,21 +158,38 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
             ..HotSettings::default()
         },
         no_batch: cli.no_batch,
-        variant: cli.variant.clone(),
+        variant: None,
     };
+    let mut config = config;
 
-    if let Some(variant) = &cli.variant {
-        for b in &benches {
-            let Some(function) = &b.tunes else {
-                return Err(Error::Usage(format!(
-                    "--variant needs a bench that tunes a function (Bench::tunes), and `{}` \
-                     tunes none",
-                    b.name
-                )));
-            };
-            crate::tuned::request(function, variant_label(variant, function));
+    if !cli.variant.is_empty() {
+        if let Some(b) = benches.iter().find(|b| b.tunes.is_none()) {
+            return Err(Error::Usage(format!(
+                "--variant needs a bench that tunes a function (Bench::tunes), and `{}` tunes \
+                 none",
+                b.name
+            )));
         }
     }
+    // Without --variant, one pass with the production choice.
+    let variants: Vec<Option<&str>> = if cli.variant.is_empty() {
+        vec![None]
+    } else {
+        cli.variant.iter().map(|v| Some(v.as_str())).collect()
+    };
+    let mut stream = match &cli.jsonl {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|source| Error::Io {
+                    path: path.clone(),
+                    source,
+                })?,
+        ),
+        None => None,
+    };
 
     let mut backends = Backends::open(&benches, &cli)?;
     let mut report = RunReport {
@@ -176,65 +197,99 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         devices: backends.devices(),
         benchmarks: Vec::new(),
     };
-    let total: usize = benches.iter().map(Bench::state_count).sum();
+    let total: usize = benches.iter().map(Bench::state_count).sum::<usize>() * variants.len();
     let mut done = 0usize;
     for (b, &index) in benches.iter().zip(&selected) {
         let mut states = Vec::new();
-        for (type_index, inst) in b.live_instances() {
-            for point in value_points(b) {
-                done += 1;
-                let mut axis_values: Vec<(String, AxisValue)> = b
-                    .type_axis_names
-                    .iter()
-                    .zip(&inst.types)
-                    .map(|(n, t)| (n.clone(), AxisValue::Type(t.clone())))
-                    .collect();
-                axis_values.extend(point);
-                let (device_index, backend) = backends.for_bench(b.backend, cli.cpu);
-                let device_id = backend.as_ref().map_or(0, |be| be.device().id);
-                let name = std::iter::once(format!("Device={device_id}"))
-                    .chain(
-                        axis_values
-                            .iter()
-                            .map(|(n, v)| format!("{n}={}", v.display())),
-                    )
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                eprintln!("Run:  [{done}/{total}] {} [{name}]", b.name);
-                let outcome = match backend {
-                    None => crate::state::Outcome {
-                        skipped: Some("this bench needs CUDA and --cpu was given".into()),
-                        ..Default::default()
-                    },
-                    Some(backend) => {
-                        let mut state = State::new(axis_values.clone(), backend, &config);
-                        if let Err(e) = (inst.function)(&mut state) {
-                            state.outcome.error.get_or_insert_with(|| e.to_string());
+        // Variants outermost: a process that dies part-way has finished whole variants.
+        for variant in &variants {
+            let requested = match (variant, &b.tunes) {
+                (Some(v), Some(function)) => {
+                    let label = variant_label(v, function);
+                    crate::tuned::request(function, label);
+                    Some(label)
+                }
+                _ => None,
+            };
+            config.variant = requested.map(str::to_string);
+            if let (Some(file), Some(path)) = (stream.as_mut(), &cli.jsonl) {
+                let line = json!({ "event": "variant", "bench": b.name, "variant": requested });
+                writeln!(file, "{line}").map_err(|source| Error::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+            }
+            for (type_index, inst) in b.live_instances() {
+                for point in value_points(b) {
+                    done += 1;
+                    let mut axis_values: Vec<(String, AxisValue)> = b
+                        .type_axis_names
+                        .iter()
+                        .zip(&inst.types)
+                        .map(|(n, t)| (n.clone(), AxisValue::Type(t.clone())))
+                        .collect();
+                    axis_values.extend(point);
+                    let (device_index, backend) = backends.for_bench(b.backend, cli.cpu);
+                    let device_id = backend.as_ref().map_or(0, |be| be.device().id);
+                    let name = std::iter::once(format!("Device={device_id}"))
+                        .chain(
+                            axis_values
+                                .iter()
+                                .map(|(n, v)| format!("{n}={}", v.display())),
+                        )
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    eprintln!("Run:  [{done}/{total}] {} [{name}]", b.name);
+                    let outcome = match backend {
+                        None => crate::state::Outcome {
+                            skipped: Some("this bench needs CUDA and --cpu was given".into()),
+                            ..Default::default()
+                        },
+                        Some(backend) => {
+                            let mut state = State::new(
+                                axis_values.clone(),
+                                backend,
+                                &config,
+                                b.tunes.as_deref(),
+                            );
+                            if let Err(e) = (inst.function)(&mut state) {
+                                state.outcome.error.get_or_insert_with(|| e.to_string());
+                            }
+                            if !state.executed
+                                && state.outcome.skipped.is_none()
+                                && state.outcome.error.is_none()
+                            {
+                                state.outcome.error =
+                                    Some("the bench function never called exec".into());
+                            }
+                            if let Some(function) = &b.tunes {
+                                check_variant(function, requested, &mut state.outcome);
+                            }
+                            state.outcome
                         }
-                        if !state.executed
-                            && state.outcome.skipped.is_none()
-                            && state.outcome.error.is_none()
-                        {
-                            state.outcome.error =
-                                Some("the bench function never called exec".into());
-                        }
-                        if let Some(function) = &b.tunes {
-                            let requested =
-                                cli.variant.as_deref().map(|v| variant_label(v, function));
-                            check_variant(function, requested, &mut state.outcome);
-                        }
-                        state.outcome
+                    };
+                    let state = StateReport {
+                        name,
+                        device: device_index,
+                        type_config_index: type_index,
+                        axis_values,
+                        outcome,
+                    };
+                    eprintln!("{}", progress_line(&state));
+                    if let (Some(file), Some(path)) = (stream.as_mut(), &cli.jsonl) {
+                        let line = json!({
+                            "event": "state",
+                            "bench": b.name,
+                            "variant": requested,
+                            "state": output::state_json(&state, &report.devices),
+                        });
+                        writeln!(file, "{line}").map_err(|source| Error::Io {
+                            path: path.clone(),
+                            source,
+                        })?;
                     }
-                };
-                let state = StateReport {
-                    name,
-                    device: device_index,
-                    type_config_index: type_index,
-                    axis_values,
-                    outcome,
-                };
-                eprintln!("{}", progress_line(&state));
-                states.push(state);
+                    states.push(state);
+                }
             }
         }
         report.benchmarks.push(BenchReport {
@@ -433,7 +488,7 @@ fn value_points(b: &Bench) -> Vec<Vec<(String, AxisValue)>> {
 
 fn list_json(benches: &[Bench], indices: &[usize]) -> serde_json::Value {
     json!({
-        "protocol": crate::output::JSON_VERSION.0,
+        "protocol": PROTOCOL,
         "benchmarks": benches.iter().zip(indices).map(|(b, i)| json!({
             "name": b.name,
             "index": i,

@@ -9,6 +9,7 @@ use crate::device::DeviceInfo;
 use crate::error::{BenchResult, Error, Result};
 use crate::launch::Launch;
 use crate::measure::{self, ColdMeasurement, ColdSettings, HotMeasurement, HotSettings};
+use crate::verify::{Comparison, Tolerance, Verification, VerificationFailed, Verify};
 
 /// How states are measured: chosen once per run from the command line.
 #[derive(Debug, Default)]
@@ -52,6 +53,8 @@ pub struct Outcome {
     pub variant: Option<String>,
     /// Summaries the bench added: `(tag, name, value)`.
     pub notes: Vec<(String, String, String)>,
+    /// How the outputs were verified, if the bench verified them.
+    pub verification: Option<Verification>,
 }
 
 /// One state of a bench: its axis values, and the measurement of its launches.
@@ -61,6 +64,8 @@ pub struct State<'r> {
     pub(crate) config: &'r ExecConfig,
     pub(crate) outcome: Outcome,
     pub(crate) executed: bool,
+    /// The tuned function of the bench (`Bench::tunes`), whose base verification runs.
+    pub(crate) tunes: Option<&'r str>,
 }
 
 impl<'r> State<'r> {
@@ -68,6 +73,7 @@ impl<'r> State<'r> {
         axis_values: Vec<(String, AxisValue)>,
         backend: &'r mut dyn Backend,
         config: &'r ExecConfig,
+        tunes: Option<&'r str>,
     ) -> State<'r> {
         State {
             axis_values,
@@ -75,6 +81,7 @@ impl<'r> State<'r> {
             config,
             outcome: Outcome::default(),
             executed: false,
+            tunes,
         }
     }
 
@@ -186,6 +193,127 @@ impl<'r> State<'r> {
     /// Whether the state has been skipped.
     pub fn is_skipped(&self) -> bool {
         self.outcome.skipped.is_some()
+    }
+
+    /// Verifies the variant that runs against base before it is timed: `run` (which writes
+    /// `outputs` by calling the tuned function) runs once as base on poisoned outputs, which
+    /// are kept as the reference, then once as the variant on poisoned outputs, which are
+    /// compared with it. A failure is recorded on the state (`verification` in the JSON) and
+    /// returned, so that `?` ends the bench function before `exec`:
+    ///
+    /// ```no_run
+    /// # use gputune_runtime::{BenchResult, State, verify::Tolerance};
+    /// # fn scale(x: &[f32], y: &mut [f32]) {}
+    /// fn bench(state: &mut State<'_>) -> BenchResult {
+    ///     let x = vec![1.5f32; 1 << 20];
+    ///     let mut y = vec![0.0f32; x.len()];
+    ///     state.verify(&mut y, Tolerance::default(), |y| {
+    ///         scale(&x, y);
+    ///         Ok(())
+    ///     })?;
+    ///     state.exec(|_| {
+    ///         scale(&x, &mut y);
+    ///         Ok(())
+    ///     });
+    ///     Ok(())
+    /// }
+    /// ```
+    ///
+    /// When base itself runs, or the bench tunes no function, there is nothing to compare
+    /// with: `run` runs once on poisoned outputs and the state records that it is the
+    /// reference.
+    pub fn verify<T: Verify>(
+        &mut self,
+        outputs: &mut T,
+        tolerance: Tolerance,
+        mut run: impl FnMut(&mut T) -> BenchResult,
+    ) -> BenchResult {
+        let function = self.tunes;
+        let current = function.and_then(crate::tuned::requested);
+        let reference = match function {
+            Some(f) if current.as_deref() != Some("base") => {
+                crate::tuned::request(f, "base");
+                let reference = outputs
+                    .poison()
+                    .and_then(|()| run(outputs))
+                    .and_then(|()| outputs.snapshot());
+                match &current {
+                    Some(label) => crate::tuned::request(f, label),
+                    None => crate::tuned::withdraw(f),
+                }
+                Some(
+                    reference
+                        .map_err(|e| format!("running base for its reference outputs: {e}"))?,
+                )
+            }
+            _ => None,
+        };
+        outputs.poison()?;
+        run(outputs)?;
+        let comparison = match &reference {
+            Some(r) => Some(outputs.compare(r, tolerance)?),
+            None => None,
+        };
+        self.record(Verification {
+            against: "base",
+            passed: comparison.as_ref().map_or(true, Comparison::passed),
+            tolerance: Some(tolerance),
+            comparison,
+            message: None,
+        })
+    }
+
+    /// Verifies against an expected answer (a CPU reference, say) instead of base: `run`
+    /// runs once on poisoned outputs, which are compared with `expected`.
+    pub fn verify_against<T: Verify>(
+        &mut self,
+        outputs: &mut T,
+        expected: &T,
+        tolerance: Tolerance,
+        mut run: impl FnMut(&mut T) -> BenchResult,
+    ) -> BenchResult {
+        outputs.poison()?;
+        run(outputs)?;
+        let comparison = outputs.compare(expected, tolerance)?;
+        self.record(Verification {
+            against: "expected",
+            passed: comparison.passed(),
+            tolerance: Some(tolerance),
+            comparison: Some(comparison),
+            message: None,
+        })
+    }
+
+    /// Verifies with the bench's own check: `run` runs once on poisoned outputs, then
+    /// `check` says whether they are right (`Err` carries what is wrong).
+    pub fn verify_with<T: Verify>(
+        &mut self,
+        outputs: &mut T,
+        mut run: impl FnMut(&mut T) -> BenchResult,
+        check: impl FnOnce(&T) -> std::result::Result<(), String>,
+    ) -> BenchResult {
+        outputs.poison()?;
+        run(outputs)?;
+        let message = check(outputs).err();
+        self.record(Verification {
+            against: "check",
+            passed: message.is_none(),
+            tolerance: None,
+            comparison: None,
+            message,
+        })
+    }
+
+    fn record(&mut self, v: Verification) -> BenchResult {
+        let failure = v.failure();
+        self.outcome.verification = Some(v);
+        match failure {
+            Some(line) => {
+                self.outcome.error = Some(line.clone());
+                Err(Box::new(VerificationFailed(line)))
+            }
+            None => Ok(()),
+        }
     }
 
     /// Measures `launches` (a closure returning [`BenchResult`], so `?` works inside it): a warm-up, the cold loop under the run's stopping criterion,

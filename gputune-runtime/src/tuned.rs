@@ -4,7 +4,9 @@
 //! `match` over the *arms* compiled into this build: arm 0 is always `base`, then the
 //! entries applied in `gputune.toml`, then the variants that `GPUTUNE_VARIANTS` selected.
 //! The generated code keeps a [`Cache`] per function; the first call for a compile-time
-//! workload resolves the arm here and every later call is one relaxed load and the `match`.
+//! workload resolves the arm here and every later call is two relaxed loads and the `match`.
+//! A new [`request`] (a bench process running several variants one after another, or
+//! verification running base for its reference) makes every cache resolve again.
 //!
 //! Resolution:
 //! - a bench process asked to run a variant (`--variant`, see [`request`]) runs that arm of
@@ -16,14 +18,17 @@
 //! [`resolved`]; the rest is public for the generated code.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Overrides the architecture that picks applied entries (`sm_90`, `cpu`, …).
 pub const ARCH_ENV: &str = "GPUTUNE_ARCH";
 
-/// Value of an unresolved [`Cache`] slot.
-const UNRESOLVED: u32 = u32::MAX;
+/// Value of an unresolved [`Cache`] slot: its generation half never matches.
+const UNRESOLVED: u64 = u64::MAX;
+
+/// Bumped by every [`request`]; a cache slot resolved in an older generation resolves again.
+static GENERATION: AtomicU32 = AtomicU32::new(0);
 
 /// What the generated dispatch of one tuned function knows, as plain data.
 #[derive(Debug)]
@@ -48,29 +53,33 @@ pub struct Entry {
 }
 
 /// The resolved arm per compile-time workload of one function (one slot per workload, plus
-/// one for workloads without an entry).
+/// one for workloads without an entry). A slot holds the generation it was resolved in (high
+/// half) and the arm (low half).
 #[derive(Debug)]
-pub struct Cache<const N: usize>([AtomicU32; N]);
+pub struct Cache<const N: usize>([AtomicU64; N]);
 
 impl<const N: usize> Cache<N> {
     /// An empty cache, for a `static`.
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Cache<N> {
-        Cache([const { AtomicU32::new(UNRESOLVED) }; N])
+        Cache([const { AtomicU64::new(UNRESOLVED) }; N])
     }
 
-    /// The arm for workload `workload`: a relaxed load once resolved.
+    /// The arm for workload `workload`: two relaxed loads once resolved.
     #[inline(always)]
     pub fn arm(&self, table: &Table, workload: usize) -> u32 {
         let slot = &self.0[workload.min(N - 1)];
-        match slot.load(Ordering::Relaxed) {
-            UNRESOLVED => {
-                let arm = resolve(table, workload);
-                slot.store(arm, Ordering::Relaxed);
-                arm
-            }
-            arm => arm,
+        let generation = GENERATION.load(Ordering::Relaxed);
+        let value = slot.load(Ordering::Relaxed);
+        if (value >> 32) as u32 == generation && value != UNRESOLVED {
+            return value as u32;
         }
+        let arm = resolve(table, workload);
+        slot.store(
+            u64::from(generation) << 32 | u64::from(arm),
+            Ordering::Relaxed,
+        );
+        arm
     }
 }
 
@@ -116,12 +125,28 @@ fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
     f(&mut guard)
 }
 
-/// Asks every later first call of `function` to run variant `label` (`ipt_8.tpb_128` or
-/// `base`). The bench runner calls this for `--variant`; a process runs one variant.
+/// Asks every later call of `function` to run variant `label` (`ipt_8.tpb_128` or `base`).
+/// The bench runner calls this for each `--variant` in turn, and verification to run base.
 pub fn request(function: &str, label: &str) {
     with_registry(|r| {
         r.requested.insert(function.to_string(), label.to_string());
+        r.resolved.remove(function);
     });
+    GENERATION.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Withdraws a [`request`]: `function` runs its production choice again.
+pub fn withdraw(function: &str) {
+    with_registry(|r| {
+        r.requested.remove(function);
+        r.resolved.remove(function);
+    });
+    GENERATION.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The variant requested for `function`, if any.
+pub fn requested(function: &str) -> Option<String> {
+    with_registry(|r| r.requested.get(function).cloned())
 }
 
 /// What `function` resolved to in this process, if it was called.
@@ -248,9 +273,16 @@ mod tests {
                 missing: None
             })
         );
-        // Resolved once: a later request does not change a running process's choice.
+        // A later request resolves again; withdrawing it runs the production choice (base).
         request("tuned_test_cache", "x_1");
-        assert_eq!(C.arm(&T, 0), 2);
+        assert_eq!(resolved("tuned_test_cache"), None);
+        assert_eq!(C.arm(&T, 0), 1);
+        withdraw("tuned_test_cache");
+        assert_eq!(C.arm(&T, 0), 0);
+        assert_eq!(
+            resolved("tuned_test_cache").map(|r| r.label),
+            Some("base".into())
+        );
     }
 
     #[test]

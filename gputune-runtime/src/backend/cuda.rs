@@ -140,14 +140,23 @@ impl CudaHandles {
     /// Defines reach NVRTC's built-in headers too: a one-letter name such as `T` turns their
     /// `template <typename T>` into nonsense, so give defines distinctive names (`VALUE_T`).
     pub fn compile(&self, source: &str, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
-        let (major, minor) = self.context.compute_capability().map_err(device_error(
-            "reading the compute capability before compiling a kernel",
-        ))?;
-        let image = compile_for(source, defines, major * 10 + minor)?;
-        self.context
-            .load_module(image)
-            .map_err(device_error("loading the compiled kernel module"))
+        load_module(&self.context, source, defines)
     }
+}
+
+/// [`CudaHandles::compile`] for any context.
+pub(crate) fn load_module(
+    context: &Arc<CudaContext>,
+    source: &str,
+    defines: &[(&str, String)],
+) -> Result<Arc<CudaModule>> {
+    let (major, minor) = context.compute_capability().map_err(device_error(
+        "reading the compute capability before compiling a kernel",
+    ))?;
+    let image = compile_for(source, defines, major * 10 + minor)?;
+    context
+        .load_module(image)
+        .map_err(device_error("loading the compiled kernel module"))
 }
 
 /// Times CUDA launches with events, following nvbench's cold and hot protocols.

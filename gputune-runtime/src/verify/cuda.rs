@@ -1,0 +1,184 @@
+//! [`Verify`] for device buffers: poisoned with a memset, copied on the device, and compared
+//! by a kernel whose per-block partial results (a few kilobytes) are all that comes back, so
+//! checking a 256 MB output costs a fraction of a millisecond of GPU time.
+
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{
+    result as driver, CudaContext, CudaFunction, CudaModule, CudaSlice, DevicePtrMut, LaunchConfig,
+    PushKernelArg,
+};
+
+use super::{Comparison, Tolerance, Verify};
+use crate::error::{BoxError, Error};
+
+/// The comparison kernels, one per element type. The error rule is the CPU path's
+/// (`super::abs_error`): equal values (NaN included) pass, one-sided NaN is infinitely wrong.
+const SOURCE: &str = r#"
+template <typename T>
+__device__ void gputune_compare(const T* out, const T* ref, unsigned long long n, double atol,
+                                double rtol, unsigned long long* bad, double* max_abs,
+                                unsigned long long* worst, double* max_rel) {
+    __shared__ unsigned long long s_bad[256];
+    __shared__ double s_abs[256];
+    __shared__ unsigned long long s_worst[256];
+    __shared__ double s_rel[256];
+    unsigned long long b = 0, w = ~0ull;
+    double ma = 0.0, mr = 0.0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        double o = (double)out[i], r = (double)ref[i];
+        if (o == r || (isnan(o) && isnan(r))) continue;
+        double e = fabs(o - r);
+        if (isnan(e)) e = INFINITY;
+        if (!(e <= atol + rtol * fabs(r))) b++;
+        if (e > ma) { ma = e; w = i; }
+        if (r != 0.0) mr = fmax(mr, e / fabs(r));
+    }
+    unsigned t = threadIdx.x;
+    s_bad[t] = b; s_abs[t] = ma; s_worst[t] = w; s_rel[t] = mr;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) {
+            s_bad[t] += s_bad[t + s];
+            if (s_abs[t + s] > s_abs[t]) { s_abs[t] = s_abs[t + s]; s_worst[t] = s_worst[t + s]; }
+            s_rel[t] = fmax(s_rel[t], s_rel[t + s]);
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        bad[blockIdx.x] = s_bad[0]; max_abs[blockIdx.x] = s_abs[0];
+        worst[blockIdx.x] = s_worst[0]; max_rel[blockIdx.x] = s_rel[0];
+    }
+}
+#define GPUTUNE_COMPARE(NAME, T) \
+extern "C" __global__ void NAME(const T* out, const T* ref, unsigned long long n, double atol, \
+    double rtol, unsigned long long* bad, double* max_abs, unsigned long long* worst, \
+    double* max_rel) { gputune_compare<T>(out, ref, n, atol, rtol, bad, max_abs, worst, max_rel); }
+GPUTUNE_COMPARE(gputune_compare_f32, float)
+GPUTUNE_COMPARE(gputune_compare_f64, double)
+GPUTUNE_COMPARE(gputune_compare_i32, int)
+GPUTUNE_COMPARE(gputune_compare_u32, unsigned int)
+"#;
+
+const THREADS: u32 = 256;
+const MAX_BLOCKS: u64 = 1024;
+
+/// The compiled comparison module of each context this process used (usually one).
+fn module(context: &Arc<CudaContext>) -> Result<Arc<CudaModule>, Error> {
+    static MODULES: Mutex<Vec<(usize, Arc<CudaModule>)>> = Mutex::new(Vec::new());
+    let key = context.cu_ctx() as usize;
+    let mut modules = MODULES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, m)) = modules.iter().find(|(k, _)| *k == key) {
+        return Ok(m.clone());
+    }
+    let m = crate::backend::cuda::load_module(context, SOURCE, &[])?;
+    modules.push((key, m.clone()));
+    Ok(m)
+}
+
+/// A device element type with a comparison kernel.
+pub trait DeviceElement: cudarc::driver::DeviceRepr + Copy {
+    /// The byte every byte of the poison is (0xFF: NaN for floats).
+    const POISON_BYTE: u8;
+    /// The comparison kernel's name.
+    const KERNEL: &'static str;
+}
+
+impl DeviceElement for f32 {
+    const POISON_BYTE: u8 = 0xFF;
+    const KERNEL: &'static str = "gputune_compare_f32";
+}
+impl DeviceElement for f64 {
+    const POISON_BYTE: u8 = 0xFF;
+    const KERNEL: &'static str = "gputune_compare_f64";
+}
+impl DeviceElement for i32 {
+    const POISON_BYTE: u8 = 0xA5;
+    const KERNEL: &'static str = "gputune_compare_i32";
+}
+impl DeviceElement for u32 {
+    const POISON_BYTE: u8 = 0xA5;
+    const KERNEL: &'static str = "gputune_compare_u32";
+}
+
+fn device(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> BoxError {
+    move |e| Box::new(Error::Device(format!("{what}: {e}")))
+}
+
+impl<T: DeviceElement> Verify for CudaSlice<T> {
+    fn poison(&mut self) -> Result<(), BoxError> {
+        let stream = self.stream().clone();
+        let bytes = self.len() * std::mem::size_of::<T>();
+        let (ptr, _sync) = self.device_ptr_mut(&stream);
+        // SAFETY: `ptr` is this slice's allocation of `bytes` bytes, ordered on its stream.
+        unsafe { driver::memset_d8_async(ptr, T::POISON_BYTE, bytes, stream.cu_stream()) }
+            .map_err(device("poisoning the outputs"))
+    }
+
+    fn snapshot(&self) -> Result<Self, BoxError> {
+        self.stream()
+            .clone_dtod(self)
+            .map_err(device("copying the reference outputs"))
+    }
+
+    fn compare(&self, reference: &Self, tolerance: Tolerance) -> Result<Comparison, BoxError> {
+        let stream = self.stream().clone();
+        let n = self.len().min(reference.len()) as u64;
+        let module = module(stream.context())?;
+        let f: CudaFunction = module
+            .load_function(T::KERNEL)
+            .map_err(device("loading the comparison kernel"))?;
+        let blocks = n.div_ceil(u64::from(THREADS)).clamp(1, MAX_BLOCKS) as usize;
+        let alloc = "allocating the comparison's partial results";
+        let mut bad = stream.alloc_zeros::<u64>(blocks).map_err(device(alloc))?;
+        let mut max_abs = stream.alloc_zeros::<f64>(blocks).map_err(device(alloc))?;
+        let mut worst = stream.alloc_zeros::<u64>(blocks).map_err(device(alloc))?;
+        let mut max_rel = stream.alloc_zeros::<f64>(blocks).map_err(device(alloc))?;
+        let config = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the argument list matches the kernel's signature; both inputs hold at least
+        // `n` elements and each partial-result buffer one per block.
+        unsafe {
+            stream
+                .launch_builder(&f)
+                .arg(self)
+                .arg(reference)
+                .arg(&n)
+                .arg(&tolerance.atol)
+                .arg(&tolerance.rtol)
+                .arg(&mut bad)
+                .arg(&mut max_abs)
+                .arg(&mut worst)
+                .arg(&mut max_rel)
+                .launch(config)
+        }
+        .map_err(device("launching the comparison kernel"))?;
+        let read = "reading the comparison back";
+        let bad = stream.clone_dtoh(&bad).map_err(device(read))?;
+        let max_abs = stream.clone_dtoh(&max_abs).map_err(device(read))?;
+        let worst = stream.clone_dtoh(&worst).map_err(device(read))?;
+        let max_rel = stream.clone_dtoh(&max_rel).map_err(device(read))?;
+        let mut c = Comparison {
+            checked: n,
+            mismatches: bad.iter().sum::<u64>() + self.len().abs_diff(reference.len()) as u64,
+            max_abs_error: 0.0,
+            max_rel_error: max_rel.iter().copied().fold(0.0, f64::max),
+            worst_index: None,
+        };
+        for (&e, &w) in max_abs.iter().zip(&worst) {
+            if e > c.max_abs_error {
+                c.max_abs_error = e;
+                c.worst_index = Some(w);
+            }
+        }
+        if c.mismatches > 0 && c.worst_index.is_none() {
+            c.max_abs_error = f64::INFINITY;
+            c.worst_index = Some(n);
+        }
+        Ok(c)
+    }
+}
