@@ -92,6 +92,21 @@ pub fn run_observed<E: From<std::io::Error>>(
     })
 }
 
+/// `SIGSEGV (signal 11)`: how a crash reads in the store.
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGTERM => "SIGTERM",
+        _ => "signal",
+    };
+    format!("{name} (signal {sig})")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

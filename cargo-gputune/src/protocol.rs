@@ -236,7 +236,11 @@ pub fn run(
     let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
     let lines: Vec<&str> = stderr
         .lines()
-        .filter(|l| !l.starts_with("Run:") && !l.starts_with("Pass:"))
+        .filter(|l| {
+            !["Run:", "Pass:", "Fail:", "Skip:"]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
         .collect();
     Ok(RunOutcome {
         exit: finished.exit,

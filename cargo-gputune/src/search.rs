@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
 use crate::cli::{CargoArgs, Pipeline, SearchArgs, StrategyKind};
 use crate::output::Output;
-use crate::process::Exit;
+use crate::process::{self, Exit};
 use crate::protocol::{self, Axis, BenchInfo};
 use crate::results;
 use crate::score;
@@ -296,9 +296,12 @@ impl Plan<'_> {
                             "timeout",
                             format!("killed after {secs:.1} s without finishing a state (the run limit)"),
                         ),
-                        Exit::Signal(sig) => {
-                            ("crashed", format!("ended by signal {sig}: {}", outcome.stderr))
-                        }
+                        Exit::Signal(sig) => (
+                            "crashed",
+                            format!("ended by {}: {}", process::signal_name(sig), outcome.stderr)
+                                .trim_end_matches([' ', ':'])
+                                .to_string(),
+                        ),
                         Exit::Code(code) => {
                             ("crashed", format!("exited with code {code}: {}", outcome.stderr))
                         }

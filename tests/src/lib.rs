@@ -1,1 +1,83 @@
-//! End-to-end tests live in `tests/`; this library is empty.
+//! Helpers of the end-to-end tests in `tests/`: build a target of the workspace and drive
+//! `cargo gputune` on a package, as a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// Builds a target (`cargo build ARGS`) and returns the executable named `name`.
+pub fn executable(args: &[&str], name: &str) -> PathBuf {
+    let out = Command::new(cargo())
+        .args(["build", "--quiet", "--message-format=json"])
+        .args(args)
+        .env_remove("GPUTUNE_VARIANTS")
+        .current_dir(root())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .expect("an executable")
+}
+
+/// The `cargo-gputune` binary, built for the tests.
+pub fn cargo_gputune() -> PathBuf {
+    executable(
+        &["-p", "cargo-gputune", "--bin", "cargo-gputune"],
+        "cargo-gputune",
+    )
+}
+
+/// The command `cargo gputune -p PACKAGE --profile dev --db DB`, to which a test adds its
+/// subcommand.
+pub fn gputune_command(bin: &Path, package: &str, db: &Path) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.arg("gputune")
+        .args(["-p", package, "--profile", "dev", "--db"])
+        .arg(db)
+        .env_remove("GPUTUNE_VARIANTS")
+        .current_dir(root());
+    cmd
+}
+
+/// Runs `cargo gputune -p PACKAGE … ARGS` to the end.
+pub fn gputune(bin: &Path, package: &str, db: &Path, args: &[&str]) -> Output {
+    gputune_command(bin, package, db)
+        .args(args)
+        .output()
+        .expect("cargo-gputune runs")
+}
+
+/// Stdout and stderr of a finished command, for assertion messages.
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A fresh directory under the system's temporary directory.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gputune-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}

@@ -1,60 +1,15 @@
 //! End-to-end tests of `cargo gputune` on the spin fixture (CPU backend, four variants whose
 //! ranking is known): search, resume, report, apply, a production build, and check.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
+use gputune_tests::{executable, root, text};
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
-}
-
-/// Builds a target and returns its executable.
-fn executable(args: &[&str], name: &str) -> PathBuf {
-    let out = Command::new(cargo())
-        .args(["build", "--quiet", "--message-format=json"])
-        .args(args)
-        .env_remove("GPUTUNE_VARIANTS")
-        .current_dir(root())
-        .output()
-        .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .expect("an executable")
-}
-
 fn gputune(bin: &Path, db: &Path, args: &[&str]) -> Output {
-    Command::new(bin)
-        .arg("gputune")
-        .args(["-p", "gputune-fixture-spin", "--profile", "dev", "--db"])
-        .arg(db)
-        .args(args)
-        .env_remove("GPUTUNE_VARIANTS")
-        .current_dir(root())
-        .output()
-        .expect("cargo-gputune runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    gputune_tests::gputune(bin, "gputune-fixture-spin", db, args)
 }
 
 const BENCH_ARGS: [&str; 6] = [
