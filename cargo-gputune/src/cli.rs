@@ -20,6 +20,7 @@ Examples:
   cargo gputune search --strategy random --max-evals 50 -- --stopping-criterion entropy
   cargo gputune report --top 5
   cargo gputune report --coverage --format markdown
+  cargo gputune report --plot target/gputune/plots --plot-params ipt,tpb
   cargo gputune apply --dry-run
   cargo gputune report --format json > perf/baseline.json
   cargo gputune check --baseline perf/baseline.json --min-score 1.0";
@@ -201,9 +202,20 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Write SVG pictures into DIR.
+    /// Write SVG pictures into DIR: sample distributions of base and the top variants per
+    /// workload, and the score over two parameters.
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// The one or two parameters the score is plotted over (default: each function's first
+    /// two).
+    #[arg(
+        long,
+        value_name = "NAME,NAME",
+        value_delimiter = ',',
+        num_args = 1,
+        requires = "plot"
+    )]
+    pub plot_params: Vec<String>,
 }
 
 /// `apply`.

@@ -9,6 +9,7 @@ mod cargo;
 mod check;
 mod cli;
 mod output;
+mod plot;
 mod process;
 mod protocol;
 mod report;
@@ -93,16 +94,30 @@ fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
             }
             let store = Store::open(&path)?;
             let groups = results::groups(store.measurements()?, true);
+            // Plots first: a bad --plot-params is a usage error before anything is printed.
+            let plots = match &r.plot {
+                Some(dir) => {
+                    let specs = plot::specs(&groups, &store)?;
+                    let plots = plot::write(dir, &groups, &specs, r.top, &r.plot_params)
+                        .with_context(|| format!("--plot {}", dir.display()))?;
+                    Some((dir, plots))
+                }
+                None => None,
+            };
             if r.coverage {
                 print!("{}", report::coverage(&groups, &store, r.format)?);
             } else {
                 print!("{}", report::render(&groups, r.top, r.format));
             }
-            if let Some(dir) = &r.plot {
-                return Err(anyhow::Error::new(Usage(format!(
-                    "--plot {}: SVG plots are not implemented yet",
+            if let Some((dir, plots)) = plots {
+                for note in &plots.notes {
+                    out.status(note);
+                }
+                out.status(&format!(
+                    "Wrote {} SVG plot(s) to {}",
+                    plots.files.len(),
                     dir.display()
-                ))));
+                ));
             }
             Ok(0)
         }

@@ -89,6 +89,52 @@ fn search_resume_report_apply_and_check() {
         "{}",
         text(&out)
     );
+    let plots = dir.join("plots");
+    let out = gputune(
+        &bin,
+        &db,
+        &["report", "--plot", plots.to_str().expect("utf-8")],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Wrote 3 SVG plot(s)"),
+        "{}",
+        text(&out)
+    );
+    let mut svgs: Vec<(String, String)> = std::fs::read_dir(&plots)
+        .expect("the plot directory")
+        .map(|e| {
+            let path = e.expect("an entry").path();
+            let svg = std::fs::read_to_string(&path).expect("an SVG");
+            (path.display().to_string(), svg)
+        })
+        .collect();
+    svgs.sort();
+    assert_eq!(svgs.len(), 3, "two workloads' samples and one score plot");
+    for (path, svg) in &svgs {
+        assert!(svg.starts_with("<svg"), "{path}");
+        assert!(svg.contains("work_1"), "{path}");
+        if path.ends_with(".samples.svg") {
+            assert!(svg.contains("Steps{io}=") && svg.contains("base"), "{path}");
+        } else {
+            assert!(
+                path.ends_with(".score.svg") && svg.contains("score over work"),
+                "{path}"
+            );
+        }
+    }
+    let out = gputune(
+        &bin,
+        &db,
+        &[
+            "report",
+            "--plot",
+            plots.to_str().expect("utf-8"),
+            "--plot-params",
+            "tpb",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let out = gputune(&bin, &db, &["report", "--format", "csv"]);
     assert!(String::from_utf8_lossy(&out.stdout)
         .lines()
