@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use cargo_metadata::{Message, Metadata, MetadataCommand, Package};
 use gputune_runtime::build::manifest::Manifest;
 
-use crate::cli::CargoArgs;
+use crate::cli::{CargoArgs, Usage};
 use crate::process::{self, Exit};
 
 /// A bench target of a package that links gputune-runtime.
@@ -69,10 +69,10 @@ impl Workspace {
         for p in &args.package {
             if !members.iter().any(|m| m.name.as_str() == p) {
                 let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
-                bail!(
+                return Err(anyhow::Error::new(Usage(format!(
                     "package `{p}` is not in the workspace; members: {}",
                     names.join(", ")
-                );
+                ))));
             }
         }
         let mut out = Vec::new();
@@ -98,7 +98,7 @@ impl Workspace {
             }
         }
         if out.is_empty() {
-            bail!(
+            return Err(anyhow::Error::new(Usage(format!(
                 "no bench targets found{}{}: a bench is a `[[bench]]` with `harness = false` in a \
                  package that depends on gputune-runtime",
                 if args.package.is_empty() {
@@ -111,7 +111,7 @@ impl Workspace {
                 } else {
                     format!(" named {}", args.bench.join(", "))
                 },
-            );
+            ))));
         }
         Ok(out)
     }

@@ -58,7 +58,9 @@ fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
         Command::List => list(&ws?, &args, out),
         Command::Search(s) => {
             let ws = ws?;
-            let store = Store::open(&store_path(&ws, args.db.as_ref()))?;
+            let path = store_path(&ws, args.db.as_ref());
+            let _lock = store::SearchLock::acquire(&path)?;
+            let store = Store::open(&path)?;
             out.json = s.json;
             let (counters, touched) = search::search(&ws, &args, &s, &store, out)?;
             out.status(&format!(

@@ -61,7 +61,9 @@ pub fn check_exit(code: i32, stderr: &str) -> Result<()> {
     let message = stderr.trim().trim_start_matches("error: ").to_string();
     match code {
         0 => Ok(()),
-        2 => Err(anyhow::Error::new(Usage(message))),
+        // A bad command line, and a device the bench cannot open (no driver, no GPU): both
+        // are the user's to fix, and no variant would fare better.
+        2 | 3 => Err(anyhow::Error::new(Usage(message))),
         _ => bail!("{message}"),
     }
 }
@@ -258,4 +260,59 @@ pub fn summary(state: &Value, tag: &str) -> Option<f64> {
         .as_str()?
         .parse()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_exit_codes_map_to_ours() {
+        assert!(check_exit(0, "").is_ok());
+        for code in [2, 3] {
+            let e = check_exit(code, "error: no usable device: libcuda.so.1 not found")
+                .expect_err("fails");
+            assert!(e.chain().any(|c| c.is::<Usage>()), "{code}");
+            assert_eq!(e.to_string(), "no usable device: libcuda.so.1 not found");
+        }
+        let e = check_exit(1, "boom").expect_err("fails");
+        assert!(!e.chain().any(|c| c.is::<Usage>()));
+    }
+
+    #[test]
+    fn the_stream_is_read_in_whole_lines() {
+        let dir = std::env::temp_dir().join(format!("gputune-tail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("run.jsonl");
+        let mut tail = Tail {
+            path: &path,
+            offset: 0,
+            partial: Vec::new(),
+        };
+        assert!(tail.read().expect("no file yet").is_empty());
+        std::fs::write(
+            &path,
+            "{\"event\":\"variant\",\"bench\":\"b\",\"variant\":\"x_1\"}\n{\"event\":\"state\",",
+        )
+        .expect("write");
+        assert_eq!(
+            tail.read().expect("reads"),
+            vec![Event::Variant(Some("x_1".into()))]
+        );
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("open");
+        use std::io::Write;
+        writeln!(
+            f,
+            "\"bench\":\"b\",\"variant\":\"x_1\",\"state\":{{\"status\":\"ok\"}}}}"
+        )
+        .expect("append");
+        assert_eq!(
+            tail.read().expect("reads"),
+            vec![Event::State(serde_json::json!({"status": "ok"}))]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -18,7 +18,7 @@ use regex::Regex;
 use serde_json::{json, Value};
 
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
-use crate::cli::{CargoArgs, Pipeline, SearchArgs, StrategyKind};
+use crate::cli::{CargoArgs, Pipeline, SearchArgs, StrategyKind, Usage};
 use crate::output::Output;
 use crate::process::{self, Exit};
 use crate::protocol::{self, Axis, BenchInfo};
@@ -369,12 +369,12 @@ pub(crate) fn production(
                 .with_context(|| format!("cannot write {}", cached.display()))?;
             Ok((bin, manifest, seconds))
         }
-        BuildOutcome::Failed { message, .. } => {
-            bail!(
-                "the production build of `{}` (base) fails:\n{message}",
-                target.bench
-            )
-        }
+        // Base must build for anything to be measured: the user's code (or its
+        // gputune.toml) is what to fix.
+        BuildOutcome::Failed { message, .. } => Err(anyhow::Error::new(Usage(format!(
+            "the production build of `{}` (base) fails:\n{message}",
+            target.bench
+        )))),
         BuildOutcome::TimedOut { .. } => unreachable!("no limit on the base build"),
     }
 }
@@ -422,6 +422,7 @@ pub fn search(
         let filtered = protocol::list(&base_bin, &user_axes)
             .with_context(|| format!("bench target `{}`", target.bench))?;
         for (info, declared_info) in filtered.iter().zip(&declared) {
+            undeclared_values(info, declared_info)?;
             let Some(function_name) = &info.tunes else {
                 continue;
             };
@@ -476,13 +477,13 @@ pub fn search(
         }
     }
     if !searched_any {
-        bail!(
+        return Err(anyhow::Error::new(Usage(format!(
             "nothing to search: no bench{} tunes a #[tune] function",
             s.regex
                 .as_deref()
                 .map(|r| format!(" matching `{r}`"))
                 .unwrap_or_default()
-        );
+        ))));
     }
     Ok((counters, touched))
 }
@@ -660,9 +661,7 @@ fn search_bench(
             Some(base_build),
             out,
             &mut |_, rows, _| {
-                for r in &rows {
-                    store.put(r)?;
-                }
+                store.put(&rows)?;
                 new = rows;
                 Ok(())
             },
@@ -823,10 +822,8 @@ fn search_bench(
                         Some(build_seconds / group.len() as f64),
                         out,
                         &mut |label, new, out| {
-                            for r in &new {
-                                store.put(r)?;
-                                counters.stored += 1;
-                            }
+                            store.put(&new)?;
+                            counters.stored += new.len();
                             done.insert((ct.key.clone(), label.to_string()));
                             let line = match new.iter().find(|r| r.status != "ok") {
                                 Some(bad) => format!(
@@ -872,6 +869,25 @@ fn search_bench(
     result
 }
 
+/// `-a` may narrow an axis but not add values: `{io}` weights come from the declared order,
+/// and a value the bench author never declared has no place in it.
+fn undeclared_values(filtered: &BenchInfo, declared: &BenchInfo) -> Result<()> {
+    for axis in &filtered.axes {
+        let Some(d) = declared.axes.iter().find(|d| d.name == axis.name) else {
+            continue;
+        };
+        if let Some(v) = axis.values.iter().find(|v| !d.values.contains(v)) {
+            return Err(anyhow::Error::new(Usage(format!(
+                "-a gives `{}` the value {v}, which bench `{}` does not declare; declared: {}",
+                axis.name,
+                filtered.name,
+                d.values.join(", ")
+            ))));
+        }
+    }
+    Ok(())
+}
+
 /// Records a variant that never ran, for every compile-time workload.
 #[allow(clippy::too_many_arguments)]
 fn record_failure(
@@ -889,7 +905,7 @@ fn record_failure(
         let mut row = plan.row(&ct.key, label, "*", 0.0, status);
         row.message = Some(message.to_string());
         row.build_seconds = Some(seconds);
-        store.put(&row)?;
+        store.put(std::slice::from_ref(&row))?;
         counters.stored += 1;
         let first = message.lines().last().unwrap_or_default();
         out.line(&format!(

@@ -11,6 +11,54 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::cli::Usage;
+
+/// Held by a search for as long as it writes to a store: two searches on one store would
+/// build and measure the same variants twice, and on a GPU disturb each other's timings, so
+/// the second one stops with a plain message instead. The lock is an `flock` on
+/// `STORE.lock`, which the kernel drops when the process dies, however it dies.
+pub struct SearchLock {
+    _file: std::fs::File,
+}
+
+impl SearchLock {
+    /// Takes the lock of the store at `path`, or says who holds it.
+    pub fn acquire(path: &Path) -> Result<SearchLock> {
+        use std::io::{Read, Seek, Write};
+        use std::os::fd::AsRawFd;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let lock_path = path.with_extension("lock");
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .with_context(|| format!("cannot open {}", lock_path.display()))?;
+        // SAFETY: flock on a descriptor this function owns; no memory is involved.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            return Err(anyhow::Error::new(Usage(format!(
+                "the store {} is busy: another `cargo gputune search` (pid {}) is writing to \
+                 it; wait for it to finish, or give this one its own store with --db FILE",
+                path.display(),
+                holder
+                    .trim()
+                    .parse::<u32>()
+                    .map_or("unknown".into(), |p| p.to_string())
+            ))));
+        }
+        file.set_len(0)?;
+        file.rewind()?;
+        write!(file, "{}", std::process::id())?;
+        Ok(SearchLock { _file: file })
+    }
+}
+
 /// Version of the schema this build reads and writes.
 pub const SCHEMA_VERSION: i64 = 1;
 
@@ -104,19 +152,19 @@ impl Store {
             .with_context(|| format!("cannot open the store {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         let store = Store { conn };
-        store
-            .init()
-            .with_context(|| format!("{} is not a usable gputune store", path.display()))?;
+        // Nothing is written to a file that turns out not to be ours (a corrupt or foreign
+        // one): it is the user's to look at.
+        store.init().map_err(|e| {
+            anyhow::Error::new(Usage(format!(
+                "{} is not a usable gputune store ({e:#}); move it away or pass another --db",
+                path.display()
+            )))
+        })?;
         Ok(store)
     }
 
     fn init(&self) -> Result<()> {
-        let mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            bail!("cannot switch to WAL mode (got {mode})");
-        }
+        // Read before anything is written: switching to WAL changes the file's header.
         let tables: Vec<String> = self
             .conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
@@ -124,6 +172,12 @@ impl Store {
             .collect::<rusqlite::Result<_>>()?;
         if !tables.is_empty() && !tables.iter().any(|t| t == "meta") {
             bail!("it holds tables but no gputune metadata (a foreign database?)");
+        }
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            bail!("cannot switch to WAL mode (got {mode})");
         }
         self.conn.execute_batch(SCHEMA)?;
         let version: Option<String> = self
@@ -149,9 +203,20 @@ impl Store {
         Ok(())
     }
 
-    /// Stores one measurement (replacing an earlier one with the same key), committed at once.
-    pub fn put(&self, m: &Measurement) -> Result<()> {
-        self.conn.execute(
+    /// Stores the rows of one variant (replacing earlier ones with the same keys) in one
+    /// transaction, committed at once: a kill leaves all of them or none, so a resumed search
+    /// never takes a half-stored variant for a finished one.
+    pub fn put(&self, rows: &[Measurement]) -> Result<()> {
+        let tx = self.conn.unchecked_transaction()?;
+        for m in rows {
+            Self::insert(&tx, m)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn insert(conn: &Connection, m: &Measurement) -> Result<()> {
+        conn.execute(
             "INSERT OR REPLACE INTO results (revision, device, arch, package, bench, function,
                 ct_workload, variant, rt_workload, rt_weight, status, message, center, noise,
                 bandwidth, samples, build_seconds, run_seconds)
@@ -286,11 +351,11 @@ mod tests {
         let path = dir.join("s.db");
         let _ = std::fs::remove_file(&path);
         let store = Store::open(&path).expect("opens");
-        store.put(&sample("base", "N=1")).expect("put");
-        store.put(&sample("x_1", "N=1")).expect("put");
+        store.put(&[sample("base", "N=1")]).expect("put");
+        store.put(&[sample("x_1", "N=1")]).expect("put");
         let mut again = sample("x_1", "N=1");
         again.center = Some(2e-3);
-        store.put(&again).expect("replace");
+        store.put(std::slice::from_ref(&again)).expect("replace");
         let all = store.measurements().expect("read");
         assert_eq!(all.len(), 2);
         assert_eq!(all[1], again);
