@@ -8,9 +8,12 @@
 //!   backend (cudarc, dynamically loaded).
 //! - [`verify`]: outputs checked against base (or an answer) before a variant is timed.
 //! - [`stats`]: summary statistics; [`output`]: the JSON document and the human table.
+//! - [`autotune`]: the runtime autotuner (HOOMD-blue's, extended): picks a launch parameter
+//!   while an iterative program runs, and remembers it for the next run.
 //! - [`tuned`]: which variant of a `#[tune]` function runs (the generated dispatch's
 //!   run-time half); [`build`] (feature `build`): the build-script helper that generates it.
 
+pub mod autotune;
 pub mod axis;
 pub mod backend;
 pub mod bench;

@@ -735,7 +735,7 @@ fn driver_version() -> std::result::Result<i32, DriverError> {
 }
 
 /// `CUDA_ERROR_NAME: description`, the way CUDA programmers recognise errors.
-fn describe(e: DriverError) -> String {
+pub(crate) fn describe(e: DriverError) -> String {
     match (e.error_name(), e.error_string()) {
         (Ok(name), Ok(text)) => format!("{}: {}", name.to_string_lossy(), text.to_string_lossy()),
         _ => format!("{:?}", e.0),
