@@ -14,6 +14,7 @@ mod process;
 mod protocol;
 mod report;
 mod results;
+mod runs;
 mod score;
 mod search;
 mod store;
