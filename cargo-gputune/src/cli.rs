@@ -23,7 +23,10 @@ Examples:
   cargo gputune report --plot target/gputune/plots --plot-params ipt,tpb
   cargo gputune apply --dry-run
   cargo gputune report --format json > perf/baseline.json
-  cargo gputune check --baseline perf/baseline.json --min-score 1.0";
+  cargo gputune check --baseline perf/baseline.json --min-score 1.0
+  cargo gputune search --build-only --bundle gpu-bundle    # then, on the GPU host:
+  gpu-bundle/cargo-gputune run-bundle gpu-bundle           # and anywhere:
+  cargo gputune report --db gpu-bundle/gputune.db";
 
 /// The subcommand and the options every subcommand shares.
 #[derive(Debug, Args)]
@@ -123,6 +126,17 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Gate CI: compare with a baseline report and check the applied variants' scores.
     Check(CheckArgs),
+    /// Run a bundle from `search --build-only --bundle DIR` (no cargo needed): measures base
+    /// and every built variant into DIR/gputune.db (or --db).
+    RunBundle(RunBundleArgs),
+}
+
+/// `run-bundle`.
+#[derive(Debug, Args)]
+pub struct RunBundleArgs {
+    /// The bundle directory.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 /// `search`.
@@ -146,6 +160,13 @@ pub struct SearchArgs {
     /// Stop starting new variants after this many seconds.
     #[arg(long, value_name = "SECONDS")]
     pub time_limit: Option<f64>,
+    /// Build only: leave the bench binaries, a plan and this cargo-gputune in --bundle DIR,
+    /// for `DIR/cargo-gputune run-bundle DIR` on a machine with a GPU and no cargo.
+    #[arg(long, requires = "bundle")]
+    pub build_only: bool,
+    /// The bundle directory of --build-only.
+    #[arg(long, value_name = "DIR", requires = "build_only")]
+    pub bundle: Option<PathBuf>,
     /// Variants per batched build.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub batch_size: usize,

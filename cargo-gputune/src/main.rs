@@ -5,6 +5,7 @@
 //! Exit codes: 0 success, 1 a regression (`check`) or a failed operation, 2 usage error.
 
 mod apply;
+mod bundle;
 mod cargo;
 mod check;
 mod cli;
@@ -34,7 +35,13 @@ use crate::store::Store;
 const EXIT_USAGE: i32 = 2;
 
 fn main() {
-    let CargoCli::Gputune(cli) = CargoCli::parse();
+    // `cargo gputune …` runs `cargo-gputune gputune …`; a bundle's copy is run directly
+    // (`DIR/cargo-gputune run-bundle DIR`), so the subcommand name is optional.
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a != "gputune") {
+        argv.insert(1, "gputune".into());
+    }
+    let CargoCli::Gputune(cli) = CargoCli::parse_from(argv);
     let mut out = Output::new(&cli.cargo);
     match run(cli, &mut out) {
         Ok(code) => std::process::exit(code),
@@ -59,11 +66,31 @@ fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
         Command::List => list(&ws?, &args, out),
         Command::Search(s) => {
             let ws = ws?;
+            if let Some(dir) = &s.bundle {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                let mut bundle = bundle::Bundle {
+                    version: bundle::BUNDLE_VERSION,
+                    benches: Vec::new(),
+                };
+                let (counters, _) =
+                    search::search(&ws, &args, &s, search::Sink::Bundle(dir, &mut bundle), out)?;
+                bundle.write(dir)?;
+                out.status(&format!(
+                    "Bundle {}: {} build(s); run it with `{}/cargo-gputune run-bundle {}`",
+                    dir.display(),
+                    counters.builds,
+                    dir.display(),
+                    dir.display()
+                ));
+                return Ok(0);
+            }
             let path = store_path(&ws, args.db.as_ref());
             let _lock = store::SearchLock::acquire(&path)?;
             let store = Store::open(&path)?;
             out.json = s.json;
-            let (counters, touched) = search::search(&ws, &args, &s, &store, out)?;
+            let (counters, touched) =
+                search::search(&ws, &args, &s, search::Sink::Store(&store), out)?;
             out.status(&format!(
                 "Done: {} build(s), {} run(s), {} result(s) stored",
                 counters.builds, counters.runs, counters.stored
@@ -122,6 +149,19 @@ fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
                     dir.display()
                 ));
             }
+            Ok(0)
+        }
+        Command::RunBundle(r) => {
+            let path = args.db.clone().unwrap_or_else(|| r.dir.join("gputune.db"));
+            let _lock = store::SearchLock::acquire(&path)?;
+            let store = Store::open(&path)?;
+            let counters = bundle::run_bundle(&r.dir, &store, out)?;
+            out.status(&format!(
+                "Done: {} run(s), {} result(s) stored in {}",
+                counters.runs,
+                counters.stored,
+                path.display()
+            ));
             Ok(0)
         }
         Command::Apply(a) => {

@@ -14,9 +14,11 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use gputune_runtime::build::manifest::Function;
 use regex::Regex;
 use serde_json::{json, Value};
 
+use crate::bundle::{Bundle, BundledBench, BundledFailure, BundledUnit};
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
 use crate::cli::{CargoArgs, Pipeline, SearchArgs, StrategyKind, Usage};
 use crate::output::Output;
@@ -81,12 +83,21 @@ pub(crate) fn production(
     }
 }
 
+/// Where a search's work goes: measured into a store, or built into a bundle for
+/// `run-bundle` (`--build-only`).
+pub enum Sink<'a> {
+    /// Build, run and store.
+    Store(&'a Store),
+    /// Build only, into the bundle directory.
+    Bundle(&'a Path, &'a mut Bundle),
+}
+
 /// Runs the search; returns the counters and the groups it touched.
 pub fn search(
     ws: &Workspace,
     args: &CargoArgs,
     s: &SearchArgs,
-    store: &Store,
+    mut sink: Sink<'_>,
     out: &mut Output,
 ) -> Result<(Counters, Vec<(String, String)>)> {
     let regex = s
@@ -142,6 +153,26 @@ pub fn search(
                 );
             };
             searched_any = true;
+            touched.push((target.package.clone(), info.name.clone()));
+            let store = match &mut sink {
+                Sink::Store(store) => *store,
+                Sink::Bundle(dir, bundle) => {
+                    let built = build_bench(
+                        ws,
+                        args,
+                        s,
+                        (&target, info, function),
+                        (&revision, &base_bin, base_build),
+                        (&user_axes, &bench_args),
+                        dir,
+                        started,
+                        &mut counters,
+                        out,
+                    )?;
+                    bundle.benches.push(built);
+                    continue;
+                }
+            };
             store.put_space(
                 &target.package,
                 &function.name,
@@ -163,7 +194,6 @@ pub fn search(
                 bench_args: bench_args.clone(),
                 work_dir,
             };
-            touched.push((target.package.clone(), info.name.clone()));
             search_bench(
                 ws,
                 args,
@@ -326,10 +356,7 @@ fn search_bench(
     let mut measured = Measured::load(plan, store)?;
     measured.measure_base(plan, &cts, base_bin, base_build, store, counters, out)?;
 
-    let strategy: Box<dyn Strategy> = match s.strategy {
-        StrategyKind::Exhaustive => Box::new(Exhaustive::new(s.seed)),
-        StrategyKind::Random => Box::new(Random::new(s.seed, s.max_evals.unwrap_or(f.space_size))),
-    };
+    let strategy = strategy(s, f);
     let pipelined = match s.pipeline {
         Pipeline::Always => true,
         Pipeline::Never => false,
@@ -455,6 +482,105 @@ fn search_bench(
     });
     out.finish_progress();
     result
+}
+
+/// The strategy `s` asks for, over `f`'s space.
+fn strategy(s: &SearchArgs, f: &Function) -> Box<dyn Strategy> {
+    match s.strategy {
+        StrategyKind::Exhaustive => Box::new(Exhaustive::new(s.seed)),
+        StrategyKind::Random => Box::new(Random::new(s.seed, s.max_evals.unwrap_or(f.space_size))),
+    }
+}
+
+/// `--build-only`: builds the variants the strategy proposes (without scores, so all of
+/// them for exhaustive, `--max-evals` for random) into `dir/bin`, with the production binary,
+/// and returns the bundle's entry for the bench.
+#[allow(clippy::too_many_arguments)]
+fn build_bench(
+    ws: &Workspace,
+    args: &CargoArgs,
+    s: &SearchArgs,
+    (target, info, function): (&BenchTarget, &BenchInfo, &Function),
+    (revision, base_bin, base_build): (&str, &Path, f64),
+    (user_axes, bench_args): (&[String], &[String]),
+    dir: &Path,
+    started: Instant,
+    counters: &mut Counters,
+    out: &mut Output,
+) -> Result<BundledBench> {
+    let bin_dir = dir.join("bin");
+    std::fs::create_dir_all(&bin_dir)
+        .with_context(|| format!("cannot create {}", bin_dir.display()))?;
+    let base = format!("bin/{}-base", target.bench);
+    std::fs::copy(base_bin, dir.join(&base))
+        .with_context(|| format!("cannot copy {} into the bundle", base_bin.display()))?;
+    let stage = BuildStage {
+        ws,
+        args,
+        target,
+        function: &function.name,
+        bench: &info.name,
+        work_dir: &bin_dir,
+        limit: s.build_limit * base_build.max(MIN_BASE_BUILD),
+    };
+    let mut proposer = Proposer {
+        s,
+        started,
+        strategy: strategy(s, function),
+        space: function.labels.clone(),
+        scored: BTreeMap::new(),
+        evaluated: 0,
+        stopped: false,
+    };
+    let relative = |p: &Path| -> Result<String> {
+        let name = p.file_name().context("a binary without a file name")?;
+        Ok(format!("bin/{}", name.to_string_lossy()))
+    };
+    let mut bench = BundledBench {
+        package: target.package.clone(),
+        target: target.bench.clone(),
+        bench: info.name.clone(),
+        function: function.clone(),
+        revision: revision.to_string(),
+        user_axes: user_axes.to_vec(),
+        bench_args: bench_args.to_vec(),
+        base,
+        base_build_seconds: base_build,
+        units: Vec::new(),
+        failures: Vec::new(),
+        run_limit: s.run_limit,
+    };
+    let mut index = 0;
+    while let Some(batch) = proposer.next(out) {
+        out.status(&format!(
+            "Building {} variant(s) of {} into the bundle",
+            batch.len(),
+            function.name
+        ));
+        let built = stage.build(batch, &mut index)?;
+        counters.builds += built.builds;
+        for (bin, labels, build_seconds) in built.units {
+            bench.units.push(BundledUnit {
+                bin: relative(&bin)?,
+                labels,
+                build_seconds,
+            });
+        }
+        for (label, status, message, seconds) in built.failures {
+            out.line(&format!(
+                "  {}.{label}  {status:<8} {}",
+                function.name,
+                message.lines().last().unwrap_or_default()
+            ));
+            bench.failures.push(BundledFailure {
+                label,
+                status: status.to_string(),
+                message,
+                seconds,
+            });
+        }
+    }
+    Ok(bench)
 }
 
 /// `-a` may narrow an axis but not add values: `{io}` weights come from the declared order,

@@ -81,3 +81,11 @@ pub fn temp_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
+
+/// Held by the tests of one test binary that build the spin fixture: one of them writes its
+/// gputune.toml, which would change what the others build halfway through. (Test binaries
+/// run one after another, so a lock per binary is enough.)
+pub fn spin_lock() -> std::sync::MutexGuard<'static, ()> {
+    static SPIN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SPIN.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -53,6 +53,7 @@ fn a_corrupt_or_foreign_store_is_refused_and_left_as_it_was() {
 
 #[test]
 fn unknown_targets_and_empty_spaces_are_usage_errors() {
+    let _spin = gputune_tests::spin_lock();
     let bin = cargo_gputune();
     let dir = temp_dir("bad-targets");
     let db = dir.join("store.db");
@@ -72,6 +73,7 @@ fn unknown_targets_and_empty_spaces_are_usage_errors() {
 
 #[test]
 fn a_malformed_gputune_toml_fails_the_production_build_plainly() {
+    let _spin = gputune_tests::spin_lock();
     let bin = cargo_gputune();
     let dir = temp_dir("bad-toml");
     let db = dir.join("store.db");
@@ -91,6 +93,7 @@ fn a_malformed_gputune_toml_fails_the_production_build_plainly() {
 
 #[test]
 fn a_second_search_on_a_busy_store_says_so() {
+    let _spin = gputune_tests::spin_lock();
     let bin = cargo_gputune();
     let dir = temp_dir("busy");
     let db = dir.join("store.db");

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::Mutex;
 
 use gputune_tests::{executable, root, text};
 use serde_json::Value;
@@ -21,13 +20,9 @@ const BENCH_ARGS: [&str; 6] = [
     "--no-batch",
 ];
 
-/// Held by tests that build the spin fixture: one of them writes its gputune.toml, which
-/// would change what the other builds halfway through.
-static SPIN: Mutex<()> = Mutex::new(());
-
 #[test]
 fn search_resume_report_apply_and_check() {
-    let _spin = SPIN.lock().unwrap_or_else(|e| e.into_inner());
+    let _spin = gputune_tests::spin_lock();
     let bin = executable(
         &["-p", "cargo-gputune", "--bin", "cargo-gputune"],
         "cargo-gputune",
@@ -244,7 +239,7 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn pipelined_search_stores_every_variant_and_shows_commands() {
-    let _spin = SPIN.lock().unwrap_or_else(|e| e.into_inner());
+    let _spin = gputune_tests::spin_lock();
     let bin = executable(
         &["-p", "cargo-gputune", "--bin", "cargo-gputune"],
         "cargo-gputune",

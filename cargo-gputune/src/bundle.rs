@@ -1,0 +1,224 @@
+//! Bundles: `search --build-only --bundle DIR` builds here, `DIR/cargo-gputune run-bundle DIR`
+//! measures on a machine with a GPU and no Rust toolchain, and `report --db DIR/gputune.db`
+//! reads the result anywhere (CI systems whose GPU runners have no cargo, HPC login nodes).
+//!
+//! A bundle is a directory: `bundle.json` (the plan below, versioned), the bench binaries
+//! under `bin/`, and the cargo-gputune binary that built it. Nothing in it refers to the
+//! workspace, so it can be copied anywhere.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use gputune_runtime::build::manifest::Function;
+use serde::{Deserialize, Serialize};
+
+use crate::cargo::BenchTarget;
+use crate::cli::Usage;
+use crate::output::Output;
+use crate::protocol;
+use crate::runs::{ct_workloads, record_failure, Counters, Measured, Plan};
+use crate::store::Store;
+
+/// Version of `bundle.json`.
+pub const BUNDLE_VERSION: u32 = 1;
+
+/// The plan of a bundle: what was built, for which bench, from which revision.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Bundle {
+    /// [`BUNDLE_VERSION`].
+    pub version: u32,
+    /// One entry per bench that tunes a function.
+    pub benches: Vec<BundledBench>,
+}
+
+/// One bench of a bundle.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct BundledBench {
+    /// Package of the bench target.
+    pub package: String,
+    /// The bench target (`cargo bench --bench NAME`).
+    pub target: String,
+    /// The bench inside it (`-b NAME`).
+    pub bench: String,
+    /// The tuned function, as its manifest describes it.
+    pub function: Function,
+    /// Revision key of the build (toolchain, options, sources).
+    pub revision: String,
+    /// `-a` arguments of the search.
+    pub user_axes: Vec<String>,
+    /// Arguments passed through to the bench.
+    pub bench_args: Vec<String>,
+    /// The production binary, relative to the bundle.
+    pub base: String,
+    /// Its build time in seconds.
+    pub base_build_seconds: f64,
+    /// Binaries of batched variants.
+    pub units: Vec<BundledUnit>,
+    /// Variants that did not build.
+    pub failures: Vec<BundledFailure>,
+    /// Run limit, as a multiple of base's run time.
+    pub run_limit: f64,
+}
+
+/// A batched binary of a bundle.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct BundledUnit {
+    /// Path relative to the bundle.
+    pub bin: String,
+    /// The variants it holds.
+    pub labels: Vec<String>,
+    /// Its build time in seconds.
+    pub build_seconds: f64,
+}
+
+/// A variant that did not build.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct BundledFailure {
+    /// Its label.
+    pub label: String,
+    /// `build_failed` or `build_timeout`.
+    pub status: String,
+    /// The end of the build log.
+    pub message: String,
+    /// Build time in seconds.
+    pub seconds: f64,
+}
+
+/// The name of the plan inside a bundle.
+const PLAN: &str = "bundle.json";
+
+impl Bundle {
+    /// Writes the plan and copies this cargo-gputune next to it.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let text = serde_json::to_string_pretty(self)?;
+        let tmp = dir.join(format!("{PLAN}.tmp"));
+        std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, dir.join(PLAN))?;
+        let me = std::env::current_exe().context("cannot find this cargo-gputune binary")?;
+        std::fs::copy(&me, dir.join("cargo-gputune"))
+            .with_context(|| format!("cannot copy {} into {}", me.display(), dir.display()))?;
+        Ok(())
+    }
+
+    /// Reads the plan of the bundle in `dir`.
+    pub fn read(dir: &Path) -> Result<Bundle> {
+        let path = dir.join(PLAN);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            anyhow::Error::new(Usage(format!(
+                "{} is not a bundle ({}: {e}); make one with `cargo gputune search --build-only \
+                 --bundle DIR`",
+                dir.display(),
+                path.display()
+            )))
+        })?;
+        let bundle: Bundle = serde_json::from_str(&text).map_err(|e| {
+            anyhow::Error::new(Usage(format!("{} is malformed: {e}", path.display())))
+        })?;
+        if bundle.version != BUNDLE_VERSION {
+            return Err(anyhow::Error::new(Usage(format!(
+                "{} is bundle version {}; this cargo-gputune reads version {BUNDLE_VERSION}",
+                path.display(),
+                bundle.version
+            ))));
+        }
+        Ok(bundle)
+    }
+}
+
+/// Runs every bench of the bundle in `dir`: base first, then each built variant, into
+/// `store`; the build failures found when it was built are recorded too. What the store
+/// already holds is not measured again.
+pub fn run_bundle(dir: &Path, store: &Store, out: &mut Output) -> Result<Counters> {
+    let bundle = Bundle::read(dir)?;
+    let mut counters = Counters::default();
+    let work_dir = dir.join("work");
+    std::fs::create_dir_all(&work_dir)
+        .with_context(|| format!("cannot create {}", work_dir.display()))?;
+    for b in &bundle.benches {
+        let base_bin = dir.join(&b.base);
+        let declared = protocol::list(&base_bin, &[])?;
+        let filtered = protocol::list(&base_bin, &b.user_axes)?;
+        let find = |list: &[protocol::BenchInfo]| {
+            list.iter()
+                .find(|i| i.name == b.bench)
+                .cloned()
+                .with_context(|| format!("{} has no bench `{}`", base_bin.display(), b.bench))
+        };
+        let (info, declared) = (find(&filtered)?, find(&declared)?);
+        let (device, arch) = protocol::device(&base_bin, &b.bench)?;
+        store.put_space(
+            &b.package,
+            &b.function.name,
+            b.function.space_size,
+            &b.function.attribute,
+        )?;
+        let target = BenchTarget {
+            package: b.package.clone(),
+            package_id: String::new(),
+            bench: b.target.clone(),
+        };
+        let plan = Plan {
+            target: &target,
+            info: &info,
+            function: &b.function,
+            declared: &declared.axes,
+            revision: b.revision.clone(),
+            device,
+            arch,
+            user_axes: b.user_axes.clone(),
+            bench_args: b.bench_args.clone(),
+            work_dir: work_dir.clone(),
+        };
+        let cts = ct_workloads(&info.axes);
+        let mut measured = Measured::load(&plan, store)?;
+        out.status(&format!(
+            "Running {}.{} from the bundle ({} binaries, {} variants)",
+            b.bench,
+            b.function.name,
+            b.units.len() + 1,
+            b.units.iter().map(|u| u.labels.len()).sum::<usize>() + b.failures.len()
+        ));
+        measured.measure_base(
+            &plan,
+            &cts,
+            &base_bin,
+            b.base_build_seconds,
+            store,
+            &mut counters,
+            out,
+        )?;
+        for f in &b.failures {
+            if !measured.complete(&cts, &f.label) {
+                record_failure(
+                    &plan,
+                    store,
+                    &cts,
+                    &f.label,
+                    &f.status,
+                    &f.message,
+                    f.seconds,
+                    &mut counters,
+                    out,
+                )?;
+            }
+        }
+        let to_go: usize = b.units.iter().map(|u| u.labels.len()).sum();
+        out.start_progress((to_go * cts.len()) as u64, "Running");
+        let mut scored = BTreeMap::new();
+        for u in &b.units {
+            measured.measure_unit(
+                &plan,
+                &cts,
+                (&dir.join(&u.bin), &u.labels, u.build_seconds),
+                b.run_limit,
+                store,
+                &mut counters,
+                &mut scored,
+                out,
+            )?;
+        }
+        out.finish_progress();
+    }
+    Ok(counters)
+}
