@@ -15,5 +15,14 @@ for line in sys.stdin:
         shutil.copy(m["executable"], dst)
         print("built", dst)
 '
+# The runtime autotuner's stencil (issue #7) and, as a bundle, the same kernel under #[tune]
+# for `run-bundle` to rank its block sizes on the GPU machine.
+cargo build --release -p gputune-example-stencil --features cuda --bin stencil-autotune
+cp target/release/stencil-autotune .gpu/
+rm -rf .gpu/stencil-bundle
+cargo run --release -q -p cargo-gputune -- gputune -p gputune-example-stencil -F cuda \
+  search --build-only --bundle .gpu/stencil-bundle
 cp scripts/gpu-measurement.sh scripts/summarize-measurement.py .gpu/
+cp scripts/gpu-autotune.sh scripts/summarize-autotune.py .gpu/
+strip .gpu/stencil-autotune .gpu/stencil-bundle/cargo-gputune .gpu/stencil-bundle/bin/* 2>/dev/null || true
 du -sh .gpu

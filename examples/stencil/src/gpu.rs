@@ -1,5 +1,7 @@
 //! The CUDA variant: the sweep compiled by NVRTC once, launched with whatever block size the
-//! autotuner hands out.
+//! autotuner hands out, or (through [`sweep`], under `#[tune]`) with a compile-time block size
+//! for `cargo gputune search` to rank: the same kernel, tuned both ways, so the two choices can
+//! be held against each other.
 
 use std::sync::Arc;
 
@@ -8,6 +10,7 @@ use gputune_runtime::backend::cuda::CudaHandles;
 use gputune_runtime::cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
+use gputune_macros::tune;
 use gputune_runtime::BoxError;
 
 use crate::Shape;
@@ -112,6 +115,19 @@ impl GpuJacobi {
         unsafe { builder.launch(config) }?;
         Ok(())
     }
+}
+
+/// One sweep of `src` into `dst` with the variant's block size: the kernel the autotuner
+/// tunes at run time, here a `#[tune]` function with the same 32 candidates.
+#[tune(block = (32..=1024).step_by(32), base(block = 256))]
+pub fn sweep(
+    kernel: &GpuJacobi,
+    stream: &Arc<CudaStream>,
+    shape: Shape,
+    src: &CudaSlice<f32>,
+    dst: &mut CudaSlice<f32>,
+) -> Result<(), BoxError> {
+    kernel.launch(stream, shape, src, dst, BLOCK as u32)
 }
 
 #[cfg(test)]

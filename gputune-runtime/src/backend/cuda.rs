@@ -785,7 +785,7 @@ fn nvrtc_options(defines: &[(&str, String)], target: &Target) -> Vec<String> {
 }
 
 /// Compiles `source` for compute capability `cc` (`major * 10 + minor`).
-fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<Ptx> {
+pub(crate) fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<Ptx> {
     let cc =
         u32::try_from(cc).map_err(|_| Error::Device(format!("invalid compute capability {cc}")))?;
     let src = CString::new(source)
