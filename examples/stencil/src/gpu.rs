@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
+use gputune_macros::tune;
 use gputune_runtime::autotune::{self, Autotuner, AutotunerBuilder};
 use gputune_runtime::backend::cuda::CudaHandles;
 use gputune_runtime::cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
-use gputune_macros::tune;
 use gputune_runtime::BoxError;
 
 use crate::Shape;

@@ -64,7 +64,7 @@ pub use cache::{CacheEntry, CacheFile, CACHE_ENV};
 #[cfg(feature = "cuda")]
 pub use cuda::{device_id, max_threads_per_block, CudaEventTimer};
 pub use error::{Error, Result};
-pub use scan::{Phase, Statistic};
+pub use scan::{Phase, Refine, Statistic};
 pub use timer::{CpuTimer, Timer};
 
 use scan::{Scan, Step};
@@ -178,6 +178,7 @@ pub struct AutotunerBuilder<P> {
     samples: usize,
     statistic: Statistic,
     period: u64,
+    refine: Option<Refine>,
     valid: Option<Validity<P>>,
     bucket: fn(u64) -> u64,
     persistence: Persistence,
@@ -201,6 +202,20 @@ impl<P: Clone + PartialEq + fmt::Debug + Serialize> AutotunerBuilder<P> {
     /// Samples per candidate in a scan: odd, so that the median is a sample (default 5).
     pub fn samples(mut self, n: usize) -> Self {
         self.samples = n;
+        self
+    }
+
+    /// Adds a refine stage to every scan (default none): the candidates whose statistic is
+    /// within `margin` (0.02 is 2 %) of the best, at most `max_finalists` of them, are sampled
+    /// `rounds × n` more times and the winner is chosen over all their samples. It decides
+    /// near-ties that `n` single-launch samples cannot, and times only near-optimal
+    /// parameters to do it.
+    pub fn refine(mut self, margin: f64, max_finalists: usize, rounds: usize) -> Self {
+        self.refine = Some(Refine {
+            margin,
+            max_finalists,
+            rounds,
+        });
         self
     }
 
@@ -306,6 +321,7 @@ impl<P: Clone + PartialEq + fmt::Debug + Serialize> AutotunerBuilder<P> {
             samples: self.samples,
             statistic: self.statistic,
             period: self.period,
+            refine: self.refine,
             bucket: self.bucket,
             timer,
             keys: BTreeMap::new(),
@@ -377,6 +393,7 @@ pub struct Autotuner<P, T = CpuTimer> {
     samples: usize,
     statistic: Statistic,
     period: u64,
+    refine: Option<Refine>,
     bucket: fn(u64) -> u64,
     timer: T,
     keys: BTreeMap<u64, Keyed>,
@@ -412,6 +429,7 @@ impl<P: Clone + PartialEq + fmt::Debug + Serialize> Autotuner<P, CpuTimer> {
             samples: DEFAULT_SAMPLES,
             statistic: Statistic::default(),
             period: DEFAULT_PERIOD,
+            refine: None,
             valid: None,
             bucket: bucket_pow2,
             persistence: Persistence::Off,
@@ -476,7 +494,10 @@ impl<P: Clone + PartialEq + fmt::Debug + Serialize, T: Timer> Autotuner<P, T> {
         let Some(keyed) = self.keys.get_mut(&key) else {
             return Err(Error::Sequence("end() for a key that was never begun"));
         };
-        if !keyed.scan.record(seconds, self.samples, self.statistic) {
+        if !keyed
+            .scan
+            .record(seconds, self.samples, self.statistic, self.refine)
+        {
             return Ok(());
         }
         keyed.from_cache = false;

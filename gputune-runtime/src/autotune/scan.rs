@@ -64,6 +64,33 @@ pub enum Phase {
     Rescan,
 }
 
+/// An optional second stage of every scan: the candidates within `margin` of the best are
+/// sampled `rounds × n` more times each, and the winner is chosen over all their samples.
+/// Near-ties (block sizes a percent apart, where five samples of one launch each cannot tell
+/// them apart reliably) are then decided on enough samples, at the cost of a few more timed
+/// launches of near-optimal parameters only.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Refine {
+    /// Relative distance from the best statistic within which a candidate is a finalist.
+    pub margin: f64,
+    /// Most finalists (the best ones).
+    pub max_finalists: usize,
+    /// Extra samples per finalist, in multiples of `n`.
+    pub rounds: usize,
+}
+
+/// A refine stage in progress.
+#[derive(Debug, Clone)]
+struct Refining {
+    finalists: Vec<usize>,
+    /// Index into `finalists` of the next timed launch.
+    pos: usize,
+    /// Timed launches still to take.
+    left: usize,
+    /// The extra samples of each candidate (empty for non-finalists).
+    extra: Vec<Vec<f64>>,
+}
+
 /// What `begin` should do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Step {
@@ -91,6 +118,7 @@ pub(super) struct Scan {
     /// The statistic of each candidate when the last scan ended (or as cached).
     pub(super) statistics: Vec<Option<f64>>,
     pub(super) scans_completed: u64,
+    refining: Option<Refining>,
 }
 
 impl Scan {
@@ -106,6 +134,7 @@ impl Scan {
             time: vec![0.0; candidates],
             statistics: vec![None; candidates],
             scans_completed: 0,
+            refining: None,
         }
     }
 
@@ -143,7 +172,42 @@ impl Scan {
 
     /// Records the reading of the timed launch of the candidate `begin` chose; true when
     /// this reading completed a scan (the winner is then up to date).
-    pub(super) fn record(&mut self, seconds: f64, samples: usize, statistic: Statistic) -> bool {
+    pub(super) fn record(
+        &mut self,
+        seconds: f64,
+        samples: usize,
+        statistic: Statistic,
+        refine: Option<Refine>,
+    ) -> bool {
+        if let Some(r) = self.refining.as_mut() {
+            let i = self.next;
+            r.extra[i].push(seconds);
+            self.taken[i] += 1;
+            self.time[i] += seconds;
+            r.left -= 1;
+            r.pos = (r.pos + 1) % r.finalists.len();
+            self.next = r.finalists[r.pos];
+            if r.left > 0 {
+                return false;
+            }
+            let r = self
+                .refining
+                .take()
+                .unwrap_or_else(|| unreachable!("matched above"));
+            for &f in &r.finalists {
+                let mut all: Vec<f64> = self.samples[f].iter().copied().collect();
+                all.extend(&r.extra[f]);
+                self.statistics[f] = statistic.of(&all);
+            }
+            let winner = r
+                .finalists
+                .iter()
+                .filter_map(|&i| self.statistics[i].map(|s| (i, s)))
+                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+                .map(|(i, _)| i);
+            self.finish(winner);
+            return true;
+        }
         let i = self.next;
         let ring = &mut self.samples[i];
         ring.push_back(seconds);
@@ -165,7 +229,7 @@ impl Scan {
             .iter()
             .map(|s| statistic.of(&s.iter().copied().collect::<Vec<_>>()))
             .collect();
-        self.winner = self
+        let winner = self
             .statistics
             .iter()
             .enumerate()
@@ -173,10 +237,37 @@ impl Scan {
             // min_by keeps the first of equal values: ties go to the earlier candidate.
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(i, _)| i);
+        if let (Some(r), Some(best)) = (refine, winner.and_then(|w| self.statistics[w])) {
+            let mut finalists: Vec<(usize, f64)> = self
+                .statistics
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| s.filter(|&s| s <= best * (1.0 + r.margin)).map(|s| (i, s)))
+                .collect();
+            finalists.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            finalists.truncate(r.max_finalists.max(1));
+            if finalists.len() > 1 && r.rounds > 0 {
+                let finalists: Vec<usize> = finalists.into_iter().map(|(i, _)| i).collect();
+                self.next = finalists[0];
+                self.refining = Some(Refining {
+                    left: finalists.len() * r.rounds * samples,
+                    pos: 0,
+                    extra: vec![Vec::new(); self.samples.len()],
+                    finalists,
+                });
+                return false;
+            }
+        }
+        self.finish(winner);
+        true
+    }
+
+    fn finish(&mut self, winner: Option<usize>) {
+        self.winner = winner;
         self.tuning = false;
+        self.next = 0;
         self.idle_begins = 0;
         self.scans_completed += 1;
-        true
     }
 }
 
@@ -200,13 +291,51 @@ mod tests {
             begins += 1;
             match scan.begin(u64::MAX) {
                 Step::Sample(i) => {
-                    if scan.record(readings[i], samples, stat) {
+                    if scan.record(readings[i], samples, stat, None) {
                         return begins;
                     }
                 }
                 Step::Winner(_) => panic!("idle before the scan ended"),
             }
         }
+    }
+
+    #[test]
+    fn refine_resamples_only_the_near_ties_and_decides_on_all_samples() {
+        // Candidate 1 looks best in the first three samples each (1.00 against 1.01), but
+        // candidate 0 is faster in the refine stage's twelve; candidate 2 (twice as slow) is
+        // no finalist and is never sampled again.
+        let refine = Refine {
+            margin: 0.05,
+            max_finalists: 3,
+            rounds: 2,
+        };
+        let mut scan = Scan::new(3);
+        let reading = |i: usize, n: u64| match (i, n) {
+            (0, n) if n < 3 => 1.01,
+            (0, _) => 0.98,
+            (1, _) => 1.00,
+            _ => 2.0,
+        };
+        let mut begins = 0;
+        loop {
+            begins += 1;
+            let Step::Sample(i) = scan.begin(u64::MAX) else {
+                panic!("idle before the scan ended");
+            };
+            let r = reading(i, scan.taken[i]);
+            if scan.record(r, 3, Statistic::Median, Some(refine)) {
+                break;
+            }
+        }
+        assert_eq!(scan.winner, Some(0));
+        assert_eq!(scan.taken, vec![9, 9, 3]);
+        assert_eq!(begins, 3 * 3 + 2 * 2 * 3);
+        assert_eq!(scan.phase(), Phase::Idle);
+        // Without refine, the first impression stands.
+        let mut plain = Scan::new(3);
+        run_scan(&mut plain, &[1.01, 1.00, 2.0], 3, Statistic::Median);
+        assert_eq!(plain.winner, Some(1));
     }
 
     #[test]
@@ -225,9 +354,9 @@ mod tests {
         assert_eq!(scan.begin(2), Step::Winner(1));
         assert_eq!(scan.begin(2), Step::Sample(0));
         assert_eq!(scan.phase(), Phase::Rescan);
-        assert!(!scan.record(3.0, 5, Statistic::Median));
-        assert!(!scan.record(1.0, 5, Statistic::Median));
-        assert!(scan.record(2.0, 5, Statistic::Median));
+        assert!(!scan.record(3.0, 5, Statistic::Median, None));
+        assert!(!scan.record(1.0, 5, Statistic::Median, None));
+        assert!(scan.record(2.0, 5, Statistic::Median, None));
         assert_eq!(scan.taken, [6, 6, 6]);
         assert!(scan.samples.iter().all(|s| s.len() == 5));
     }

@@ -51,6 +51,15 @@ struct Args {
     /// Samples per candidate in a scan (odd).
     #[arg(long, default_value_t = 5)]
     samples: usize,
+    /// Refine stage: candidates within this many percent of the best are finalists.
+    #[arg(long, default_value_t = 2.0)]
+    refine_margin: f64,
+    /// Refine stage: at most this many finalists.
+    #[arg(long, default_value_t = 4)]
+    refine_finalists: usize,
+    /// Refine stage: extra samples per finalist, in multiples of --samples (0: no refine).
+    #[arg(long, default_value_t = 4)]
+    refine_rounds: usize,
     /// Untimed launches between rescans.
     #[arg(long, default_value_t = 100_000)]
     period: u64,
@@ -173,6 +182,11 @@ fn configure<T: Timer>(
 ) -> Result<Autotuner<u32, T>, Failure> {
     let builder = builder
         .samples(args.samples)
+        .refine(
+            args.refine_margin / 100.0,
+            args.refine_finalists,
+            args.refine_rounds,
+        )
         .period(args.period)
         .statistic(args.statistic.into())
         .log_to_stderr();
