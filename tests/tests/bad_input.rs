@@ -111,3 +111,22 @@ fn a_second_search_on_a_busy_store_says_so() {
     drop(lock);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_gpu_search_without_a_driver_is_a_plain_usage_error() {
+    if Path::new("/dev/nvidiactl").exists() {
+        eprintln!("skipped: this machine has an NVIDIA driver");
+        return;
+    }
+    let bin = cargo_gputune();
+    let dir = temp_dir("no-driver");
+    let db = dir.join("store.db");
+    let out = gputune(
+        &bin,
+        "gputune-example-stencil",
+        &db,
+        &["-F", "cuda", "search"],
+    );
+    assert_exit_2(&out, "no usable device");
+    let _ = std::fs::remove_dir_all(&dir);
+}
