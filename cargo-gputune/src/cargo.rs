@@ -87,7 +87,31 @@ impl Workspace {
                 if !t.kind.iter().any(|k| k.to_string() == "bench") {
                     continue;
                 }
-                if !args.bench.is_empty() && !args.bench.iter().any(|b| b == &t.name) {
+                let named = args.bench.iter().any(|b| b == &t.name);
+                if !args.bench.is_empty() && !named {
+                    continue;
+                }
+                // cargo does not build a target whose required features are off (`cargo
+                // bench` skips it quietly): skip it too, unless it was asked for by name.
+                let enabled =
+                    enabled_features(pkg.name.as_str(), &pkg.features, args.features.as_deref());
+                let missing: Vec<&str> = t
+                    .required_features
+                    .iter()
+                    .map(String::as_str)
+                    // `dep/feature` requirements are cargo's to judge.
+                    .filter(|f| !f.contains('/') && !enabled.contains(*f))
+                    .collect();
+                if !missing.is_empty() {
+                    if named {
+                        return Err(anyhow::Error::new(Usage(format!(
+                            "bench target `{}` of {} needs the feature(s) {}: add `--features {}`",
+                            t.name,
+                            pkg.name,
+                            missing.join(", "),
+                            missing.join(",")
+                        ))));
+                    }
                     continue;
                 }
                 out.push(BenchTarget {
@@ -115,6 +139,50 @@ impl Workspace {
         }
         Ok(out)
     }
+}
+
+/// The features of package `package` (whose `[features]` table is `table`) that a build
+/// with `--features requested` turns on: `default` (cargo-gputune has no
+/// `--no-default-features`), the requested ones (`feat` or `package/feat`, separated by
+/// commas or spaces), and everything they turn on in turn.
+pub(crate) fn enabled_features(
+    package: &str,
+    table: &std::collections::BTreeMap<String, Vec<String>>,
+    requested: Option<&str>,
+) -> std::collections::BTreeSet<String> {
+    let mut pending: Vec<String> = requested
+        .unwrap_or_default()
+        .split([',', ' '])
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .filter_map(|f| match f.split_once('/') {
+            Some((p, feature)) => (p == package).then(|| feature.to_string()),
+            None => Some(f.to_string()),
+        })
+        .collect();
+    if table.contains_key("default") {
+        pending.push("default".into());
+    }
+    let mut enabled = std::collections::BTreeSet::new();
+    while let Some(feature) = pending.pop() {
+        if !enabled.insert(feature.clone()) {
+            continue;
+        }
+        for entry in table.get(&feature).into_iter().flatten() {
+            // `dep:x` turns on a dependency, not a feature; `x/f` turns on the optional
+            // dependency `x` (its implicit feature) unless written `x?/f`.
+            if entry.starts_with("dep:") {
+                continue;
+            }
+            let name = match entry.split_once('/') {
+                Some((dep, _)) if dep.ends_with('?') => continue,
+                Some((dep, _)) => dep,
+                None => entry.as_str(),
+            };
+            pending.push(name.to_string());
+        }
+    }
+    enabled
 }
 
 /// A finished build.
@@ -320,5 +388,43 @@ impl Fnv {
             self.0 ^= u64::from(*b);
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn table(entries: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+            .collect()
+    }
+
+    #[test]
+    fn requested_and_default_features_are_enabled_with_what_they_enable() {
+        let t = table(&[
+            ("default", &["fast"]),
+            ("fast", &[]),
+            (
+                "cuda",
+                &["dep:gputune-runtime", "gputune-runtime/cuda", "extra"],
+            ),
+            ("extra", &[]),
+            ("weak", &["other?/x"]),
+            ("other", &[]),
+        ]);
+        let on = enabled_features("pkg", &t, None);
+        assert_eq!(on.iter().collect::<Vec<_>>(), ["default", "fast"]);
+        let on = enabled_features("pkg", &t, Some("cuda"));
+        assert!(on.contains("cuda") && on.contains("extra") && on.contains("fast"));
+        assert!(on.contains("gputune-runtime"), "x/f turns on x: {on:?}");
+        let on = enabled_features("pkg", &t, Some("pkg/weak other-pkg/cuda"));
+        assert!(on.contains("weak") && !on.contains("other") && !on.contains("cuda"));
+        let on = enabled_features("pkg", &BTreeMap::new(), Some("a, b"));
+        assert_eq!(on.iter().collect::<Vec<_>>(), ["a", "b"]);
     }
 }

@@ -14,6 +14,11 @@ use crate::process::{self, Exit};
 /// The protocol version this cargo-gputune speaks.
 pub const PROTOCOL: i64 = 2;
 
+/// A bench's exit code for "device lost": a sticky CUDA error made its context unusable
+/// after the state it reported last; the variant in progress crashed, and the rest run in a
+/// fresh process.
+pub const EXIT_DEVICE_LOST: i32 = 4;
+
 /// One axis of a bench, as `--list` gives it.
 #[derive(Debug, Clone)]
 pub struct Axis {

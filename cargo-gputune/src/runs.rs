@@ -168,14 +168,7 @@ impl Plan<'_> {
             .iter()
             .map(|st| {
                 let (rt, weight) = rt_workload(st, self.declared);
-                let verify_failed = st["verification"]["passed"] == false;
-                let status = match st["status"].as_str().unwrap_or("failed") {
-                    _ if verify_failed => "verify_failed",
-                    "ok" => "ok",
-                    "timeout" => "timeout",
-                    "skipped" => "skipped",
-                    _ => "launch_failed",
-                };
+                let status = state_status(st);
                 let mut row = self.row(&ct.key, variant, &rt, weight, status);
                 row.message = st["error"]
                     .as_str()
@@ -295,6 +288,9 @@ impl Plan<'_> {
                                 .trim_end_matches([' ', ':'])
                                 .to_string(),
                         ),
+                        Exit::Code(protocol::EXIT_DEVICE_LOST) => {
+                            ("crashed", device_lost_message(&outcome.stderr))
+                        }
                         Exit::Code(code) => {
                             ("crashed", format!("exited with code {code}: {}", outcome.stderr))
                         }
@@ -310,6 +306,49 @@ impl Plan<'_> {
             }
         }
         Ok(processes)
+    }
+}
+
+/// The store status of one streamed state.
+///
+/// A failed verification is `verify_failed` whatever else is said; a failed state's
+/// `error_kind` (protocol 1.3) says whether the variant did not build (`compile`: a kernel
+/// compiled at run time was rejected), is not a valid point (`invalid`: a launch over the
+/// kernel's limits), or lost the device (`device_lost`: the process ends with exit 4 after
+/// this state, and the variant is recorded as crashed). Other failures, and states from
+/// benches older than 1.3, are `launch_failed`.
+fn state_status(st: &Value) -> &'static str {
+    if st["verification"]["passed"] == false {
+        return "verify_failed";
+    }
+    match st["status"].as_str().unwrap_or("failed") {
+        "ok" => "ok",
+        "timeout" => "timeout",
+        "skipped" => "skipped",
+        _ => match st["error_kind"].as_str() {
+            Some("compile") => "build_failed",
+            Some("invalid") => "invalid",
+            Some("device_lost") => "crashed",
+            Some("verification") => "verify_failed",
+            _ => "launch_failed",
+        },
+    }
+}
+
+/// The message of a variant whose bench ended with exit 4 (device lost): the bench's
+/// `error:` line, which says where and names the CUDA error, else its stderr tail.
+fn device_lost_message(stderr: &str) -> String {
+    match stderr
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+    {
+        Some(line) => line.to_string(),
+        None => format!(
+            "device lost (exit {}: a sticky CUDA error made the context unusable): {}",
+            protocol::EXIT_DEVICE_LOST,
+            stderr.trim()
+        ),
     }
 }
 
@@ -534,6 +573,49 @@ mod tests {
             importance_ordered: io,
             values: values.iter().map(|v| v.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn error_kinds_choose_the_status() {
+        let failed = |kind: Value| json!({ "status": "failed", "error": "x", "error_kind": kind });
+        assert_eq!(state_status(&failed(json!("compile"))), "build_failed");
+        assert_eq!(state_status(&failed(json!("invalid"))), "invalid");
+        assert_eq!(state_status(&failed(json!("device_lost"))), "crashed");
+        assert_eq!(
+            state_status(&failed(json!("verification"))),
+            "verify_failed"
+        );
+        assert_eq!(state_status(&failed(json!("launch"))), "launch_failed");
+        assert_eq!(state_status(&failed(json!("other"))), "launch_failed");
+        // A bench of protocol 1.2 says no kind.
+        assert_eq!(
+            state_status(&json!({ "status": "failed" })),
+            "launch_failed"
+        );
+        // A failed verification wins over anything else.
+        let wrong = json!({
+            "status": "failed", "error_kind": "other", "verification": { "passed": false }
+        });
+        assert_eq!(state_status(&wrong), "verify_failed");
+        assert_eq!(state_status(&json!({ "status": "ok" })), "ok");
+        assert_eq!(state_status(&json!({ "status": "timeout" })), "timeout");
+        assert_eq!(state_status(&json!({ "status": "skipped" })), "skipped");
+    }
+
+    #[test]
+    fn a_lost_device_is_named_from_the_bench_s_error_line() {
+        let stderr = "warning: something\nerror: device lost in faults-cuda [Device=0 \
+                      Elements{io}=2^20] variant fault_crash.work_1: sticky CUDA error, the \
+                      context is unusable: reading the comparison back: \
+                      CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered \
+                      (exit 4: the process ends here, the states after this one did not run)";
+        let msg = device_lost_message(stderr);
+        assert!(msg.starts_with("device lost in faults-cuda"), "{msg}");
+        assert!(msg.contains("CUDA_ERROR_ILLEGAL_ADDRESS"), "{msg}");
+        assert!(!msg.contains("warning"), "{msg}");
+        let msg = device_lost_message("no error line");
+        assert!(msg.starts_with("device lost (exit 4"), "{msg}");
+        assert!(msg.ends_with("no error line"), "{msg}");
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! Error type of the runtime.
+//! Error type of the runtime, and the kinds of failure `cargo gputune` tells apart.
+
+use serde::Serialize;
 
 /// Boxed error that a bench function or an `exec` closure may return; `?` converts any
 /// `std::error::Error` into it.
@@ -19,9 +21,23 @@ pub enum Error {
     /// No device of the requested kind could be opened (no driver, no GPU, bad ordinal).
     #[error("no usable device: {0}")]
     NoDevice(String),
-    /// The device reported an error while measuring.
+    /// The device reported an error while measuring; its context is still usable.
     #[error("device error: {0}")]
     Device(String),
+    /// The device reported a sticky error (an illegal address, a failed launch, a trap, …):
+    /// the CUDA context cannot be used again, so the process must end and the next variant
+    /// start in a fresh one. The message names the CUDA error.
+    #[error("sticky CUDA error, the context is unusable: {0}")]
+    DeviceLost(String),
+    /// A kernel compiled at run time did not compile (NVRTC rejected the source, or the
+    /// driver rejected its PTX): the variant does not build. The message holds the log.
+    #[error("kernel compilation failed: {0}")]
+    Compile(String),
+    /// A launch configuration exceeds what the kernel or the device allows (block size,
+    /// dynamic shared memory, grid size): the variant is not a valid point, and nothing was
+    /// launched.
+    #[error("invalid launch: {0}")]
+    InvalidLaunch(String),
     /// The spin kernel that holds the stream was released by its own timeout: the launches
     /// enqueued behind it did not start within the limit.
     #[error("the blocking kernel timed out after {seconds} s: the launches behind it did not start in time (too many launches per sample, or a hung device)")]
@@ -40,4 +56,180 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+}
+
+impl Error {
+    /// What kind of failure this is (see [`ErrorKind`]).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Device(_) | Error::BlockingKernelTimeout { .. } => ErrorKind::Launch,
+            Error::DeviceLost(_) => ErrorKind::DeviceLost,
+            Error::Compile(_) => ErrorKind::Compile,
+            Error::InvalidLaunch(_) => ErrorKind::Invalid,
+            // The user's closure failed: what it failed with says more, if it is known.
+            Error::Launch(inner) => match ErrorKind::of(inner.as_ref()) {
+                ErrorKind::Other => ErrorKind::Launch,
+                kind => kind,
+            },
+            Error::Usage(_) | Error::NoDevice(_) | Error::Io { .. } => ErrorKind::Other,
+        }
+    }
+}
+
+/// What kind of failure a state's error is: `error_kind` in the JSON (`docs/bench-json.md`),
+/// from which `cargo gputune` chooses the variant's status in the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// A kernel compiled at run time did not compile: the variant does not build
+    /// (`build_failed`).
+    Compile,
+    /// The launch configuration exceeds the kernel's or the device's limits: the variant is
+    /// not a valid point (`invalid`).
+    Invalid,
+    /// The launches failed, or the device failed while running them, and the context is
+    /// still usable (`launch_failed`).
+    Launch,
+    /// A sticky device error: the context is unusable and the bench process ends with exit
+    /// code 4 after reporting this state (`crashed`).
+    DeviceLost,
+    /// The outputs differ from the reference (`verify_failed`).
+    Verification,
+    /// Anything else: an error of the bench's own code, a variant that is not compiled in
+    /// (`launch_failed`).
+    Other,
+}
+
+impl ErrorKind {
+    /// The name in the JSON: `compile`, `invalid`, `launch`, `device_lost`, `verification`
+    /// or `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Compile => "compile",
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::Launch => "launch",
+            ErrorKind::DeviceLost => "device_lost",
+            ErrorKind::Verification => "verification",
+            ErrorKind::Other => "other",
+        }
+    }
+
+    /// The kind of any error a bench function or a closure returned: the first error in
+    /// its `source` chain whose kind is known decides (the runtime's [`Error`], a failed
+    /// verification, and with the `cuda` feature cudarc's driver and NVRTC errors, which a
+    /// bench's own cudarc calls return); [`ErrorKind::Other`] when none is known.
+    pub fn of(error: &(dyn std::error::Error + 'static)) -> ErrorKind {
+        let mut next = Some(error);
+        while let Some(e) = next {
+            if let Some(e) = e.downcast_ref::<Error>() {
+                return e.kind();
+            }
+            if let Some(e) = e.downcast_ref::<crate::verify::BaseFailed>() {
+                return e.kind();
+            }
+            if e.is::<crate::verify::VerificationFailed>() {
+                return ErrorKind::Verification;
+            }
+            #[cfg(feature = "cuda")]
+            if let Some(kind) = crate::backend::cuda::cudarc_error_kind(e) {
+                return kind;
+            }
+            next = e.source();
+        }
+        ErrorKind::Other
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn boxed(e: impl std::error::Error + Send + Sync + 'static) -> BoxError {
+        Box::new(e)
+    }
+
+    #[test]
+    fn each_error_has_the_kind_its_status_needs() {
+        let cases = [
+            (Error::Compile("x".into()), ErrorKind::Compile),
+            (Error::InvalidLaunch("x".into()), ErrorKind::Invalid),
+            (Error::DeviceLost("x".into()), ErrorKind::DeviceLost),
+            (Error::Device("x".into()), ErrorKind::Launch),
+            (
+                Error::BlockingKernelTimeout { seconds: 1.0 },
+                ErrorKind::Launch,
+            ),
+            (Error::Usage("x".into()), ErrorKind::Other),
+            (Error::NoDevice("x".into()), ErrorKind::Other),
+        ];
+        for (error, kind) in cases {
+            assert_eq!(error.kind(), kind, "{error}");
+            assert_eq!(ErrorKind::of(&error), kind, "{error}");
+        }
+    }
+
+    #[test]
+    fn a_failed_launch_takes_the_kind_of_what_it_failed_with() {
+        // The closure's own error says more than "the launches failed".
+        let lost = Error::Launch(boxed(Error::DeviceLost(
+            "CUDA_ERROR_ILLEGAL_ADDRESS".into(),
+        )));
+        assert_eq!(lost.kind(), ErrorKind::DeviceLost);
+        let invalid = Error::Launch(boxed(Error::InvalidLaunch("2048 threads".into())));
+        assert_eq!(invalid.kind(), ErrorKind::Invalid);
+        // An error of the bench's own: the launches failed.
+        let own = Error::Launch("the bench's own error".into());
+        assert_eq!(own.kind(), ErrorKind::Launch);
+    }
+
+    #[test]
+    fn unknown_errors_are_other_and_verification_is_known() {
+        let own: BoxError = "a bench's own error".into();
+        assert_eq!(ErrorKind::of(own.as_ref()), ErrorKind::Other);
+        let failed = crate::verify::VerificationFailed("verification failed".into());
+        assert_eq!(ErrorKind::of(&failed), ErrorKind::Verification);
+    }
+
+    #[test]
+    fn the_kind_is_found_through_the_source_chain() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("while compiling the variant")]
+        struct Wrapper(#[source] Error);
+        let wrapped = Wrapper(Error::Compile("error: expected a `;`".into()));
+        assert_eq!(ErrorKind::of(&wrapped), ErrorKind::Compile);
+    }
+
+    #[test]
+    fn base_failing_for_its_reference_is_not_the_variants_build_failure() {
+        // Base not compiling says nothing about the variant being verified …
+        let base = crate::verify::BaseFailed(boxed(Error::Compile("bad".into())));
+        assert_eq!(ErrorKind::of(&base), ErrorKind::Other);
+        // … but a lost context ends the process whoever lost it.
+        let base = crate::verify::BaseFailed(boxed(Error::DeviceLost("x".into())));
+        assert_eq!(ErrorKind::of(&base), ErrorKind::DeviceLost);
+    }
+
+    #[test]
+    fn kinds_serialise_as_their_json_names() {
+        for kind in [
+            ErrorKind::Compile,
+            ErrorKind::Invalid,
+            ErrorKind::Launch,
+            ErrorKind::DeviceLost,
+            ErrorKind::Verification,
+            ErrorKind::Other,
+        ] {
+            assert_eq!(
+                serde_json::to_value(kind).ok(),
+                Some(serde_json::Value::from(kind.as_str()))
+            );
+            assert_eq!(kind.to_string(), kind.as_str());
+        }
+    }
 }

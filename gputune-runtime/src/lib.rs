@@ -33,7 +33,7 @@ pub mod tuned;
 pub mod verify;
 
 pub use bench::{Bench, BenchFn};
-pub use error::{BenchResult, BoxError, Error, Result};
+pub use error::{BenchResult, BoxError, Error, ErrorKind, Result};
 pub use launch::Launch;
 pub use runner::{main, main_with};
 pub use state::State;

@@ -7,11 +7,13 @@ use serde_json::{json, Value};
 
 use crate::axis::{Axis, AxisValue, AxisValues};
 use crate::device::{BackendKind, DeviceInfo};
+use crate::error::ErrorKind;
 use crate::state::Outcome;
 use crate::stats::Summary;
 
 /// Version of the JSON document (major changes break readers).
-pub const JSON_VERSION: (u32, u32, u32) = (1, 2, 0);
+/// 1.3 added `error_kind` to states.
+pub const JSON_VERSION: (u32, u32, u32) = (1, 3, 0);
 
 /// Everything one run produced, as plain data.
 #[derive(Debug, Clone)]
@@ -356,6 +358,7 @@ pub fn state_json(s: &StateReport, devices: &[DeviceInfo]) -> Value {
         "skip_reason": o.skipped,
         "status": s.status(),
         "error": o.error,
+        "error_kind": o.error.as_ref().map(|_| o.error_kind.unwrap_or(ErrorKind::Other)),
         "variant": o.variant,
         "verification": o.verification,
         "criterion": o.criterion.as_ref().map(|(n, p)| json!({
@@ -579,5 +582,44 @@ mod tests {
         assert_eq!(format_duration(12.5e-6), "12.500 us");
         assert_eq!(format_duration(3e-9), "3.000 ns");
         assert_eq!(format_rate(3.2e12, "B/s"), "3.200TB/s");
+    }
+
+    fn state(outcome: Outcome) -> StateReport {
+        StateReport {
+            name: "Device=0".into(),
+            device: None,
+            type_config_index: 0,
+            axis_values: Vec::new(),
+            outcome,
+        }
+    }
+
+    #[test]
+    fn a_failed_state_says_what_kind_of_failure_it_is() {
+        let mut outcome = Outcome::default();
+        outcome.fail("kernel compilation failed: …", ErrorKind::Compile);
+        let json = state_json(&state(outcome), &[]);
+        assert_eq!(json["status"], "failed");
+        assert_eq!(json["error_kind"], "compile");
+
+        // An error recorded without a kind is `other`; no error, no kind.
+        let outcome = Outcome {
+            error: Some("the bench's own error".into()),
+            ..Outcome::default()
+        };
+        assert_eq!(state_json(&state(outcome), &[])["error_kind"], "other");
+        assert!(state_json(&state(Outcome::default()), &[])["error_kind"].is_null());
+    }
+
+    #[test]
+    fn a_lost_device_replaces_an_earlier_failure_and_nothing_else_does() {
+        let mut outcome = Outcome::default();
+        outcome.fail("first", ErrorKind::Launch);
+        outcome.fail("second", ErrorKind::Compile);
+        assert_eq!(outcome.error.as_deref(), Some("first"));
+        outcome.fail("CUDA_ERROR_ILLEGAL_ADDRESS", ErrorKind::DeviceLost);
+        assert!(outcome.device_lost());
+        outcome.fail("later", ErrorKind::DeviceLost);
+        assert_eq!(outcome.error.as_deref(), Some("CUDA_ERROR_ILLEGAL_ADDRESS"));
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Exit codes (part of the protocol with `cargo gputune`, see `docs/bench-json.md`):
 //! 0 every state ran (or was skipped, or timed out with samples), 1 some state failed,
-//! 2 usage error, 3 no usable device.
+//! 2 usage error, 3 no usable device, 4 device lost (a sticky CUDA error made the context
+//! unusable: the failing state is reported, then the process ends).
 
 use std::io::Write;
 
@@ -17,7 +18,7 @@ use crate::bench::Bench;
 use crate::cli::{AxisOverride, Cli};
 use crate::criterion::{Criteria, CriterionParams};
 use crate::device::BackendKind;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::measure::{ColdSettings, HotSettings};
 use crate::output::{self, BenchReport, RunReport, StateReport};
 use crate::state::{ExecConfig, State};
@@ -34,6 +35,12 @@ pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit code: the device could not be opened.
 pub const EXIT_NO_DEVICE: i32 = 3;
+/// Exit code: device lost. A state failed with a sticky CUDA error (an illegal address, a
+/// failed launch, a trap, …) after which the context cannot be used again; that state was
+/// reported (its `--jsonl` line written, `error_kind` `device_lost`), the states not run yet
+/// are not, and one line on stderr names the CUDA error. `cargo gputune` records the variant
+/// in progress as crashed and runs the rest in a fresh process.
+pub const EXIT_DEVICE_LOST: i32 = 4;
 
 /// Runs the bench binary with the process's arguments and exits.
 ///
@@ -70,6 +77,7 @@ pub fn main_with(benches: Vec<Bench>, criteria: Criteria) -> ! {
             match e {
                 Error::Usage(_) => EXIT_USAGE,
                 Error::NoDevice(_) => EXIT_NO_DEVICE,
+                Error::DeviceLost(_) => EXIT_DEVICE_LOST,
                 _ => EXIT_FAILED,
             }
         }
@@ -78,7 +86,9 @@ pub fn main_with(benches: Vec<Bench>, criteria: Criteria) -> ! {
 }
 
 /// Runs the bench binary with `args` (the first being the program name) and returns the
-/// exit code. Errors are usage errors or a device that cannot be opened.
+/// exit code. Errors are usage errors or a device that cannot be opened; a device lost while
+/// running ends the run early with [`EXIT_DEVICE_LOST`] (the results so far are written, and
+/// its line is printed on stderr).
 pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Result<i32> {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -199,10 +209,12 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
     };
     let total: usize = benches.iter().map(Bench::state_count).sum::<usize>() * variants.len();
     let mut done = 0usize;
+    // The line for stderr once a state has lost the device: nothing runs after it.
+    let mut lost: Option<String> = None;
     for (b, &index) in benches.iter().zip(&selected) {
         let mut states = Vec::new();
         // Variants outermost: a process that dies part-way has finished whole variants.
-        for variant in &variants {
+        'variants: for variant in &variants {
             let requested = match (variant, &b.tunes) {
                 (Some(v), Some(function)) => {
                     let label = variant_label(v, function);
@@ -253,14 +265,15 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
                                 b.tunes.as_deref(),
                             );
                             if let Err(e) = (inst.function)(&mut state) {
-                                state.outcome.error.get_or_insert_with(|| e.to_string());
+                                state.outcome.fail_with(e.as_ref());
                             }
                             if !state.executed
                                 && state.outcome.skipped.is_none()
                                 && state.outcome.error.is_none()
                             {
-                                state.outcome.error =
-                                    Some("the bench function never called exec".into());
+                                state
+                                    .outcome
+                                    .fail("the bench function never called exec", ErrorKind::Other);
                             }
                             if let Some(function) = &b.tunes {
                                 check_variant(function, requested, &mut state.outcome);
@@ -288,6 +301,23 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
                             source,
                         })?;
                     }
+                    if state.outcome.device_lost() {
+                        // Every later CUDA call would fail with the same error: report this
+                        // state and end, so that the next variant gets a fresh context.
+                        lost = Some(format!(
+                            "in {} [{}]{}: {}",
+                            b.name,
+                            state.name,
+                            requested.map_or(String::new(), |v| format!(" variant {v}")),
+                            state
+                                .outcome
+                                .error
+                                .as_deref()
+                                .unwrap_or("a sticky CUDA error"),
+                        ));
+                        states.push(state);
+                        break 'variants;
+                    }
                     states.push(state);
                 }
             }
@@ -300,6 +330,9 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
             axes: b.axes.clone(),
             states,
         });
+        if lost.is_some() {
+            break;
+        }
     }
 
     let table = output::to_table(&report);
@@ -318,6 +351,13 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         None => print!("{table}"),
     }
     let _ = std::io::stdout().flush();
+    if let Some(line) = lost {
+        eprintln!(
+            "error: device lost {line} (exit {EXIT_DEVICE_LOST}: the process ends here, the \
+             states after this one did not run)"
+        );
+        return Ok(EXIT_DEVICE_LOST);
+    }
     let failed = report
         .benchmarks
         .iter()
@@ -352,13 +392,14 @@ fn check_variant(function: &str, requested: Option<&str>, outcome: &mut crate::s
         outcome.variant = Some(r.label);
     }
     if let Some(label) = missing {
-        outcome.error.get_or_insert_with(|| {
+        outcome.fail(
             format!(
                 "variant `{label}` of `{function}` did not run: it is not compiled into this \
                  binary (build it with GPUTUNE_VARIANTS={function}.{label}), or the bench \
                  never calls `{function}`"
-            )
-        });
+            ),
+            ErrorKind::Other,
+        );
     }
 }
 
@@ -572,5 +613,110 @@ impl Backends {
                 (None, None)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::BenchResult;
+
+    fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    #[test]
+    fn a_lost_device_reports_its_state_then_ends_the_run_with_exit_4() {
+        let dir = std::env::temp_dir().join(format!("gputune-lost-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let jsonl = dir.join("run.jsonl");
+        // The second state loses the device (as a sticky CUDA error would); the third, and
+        // the second bench, must not run.
+        let lose = |state: &mut State<'_>| -> BenchResult {
+            if state.get_int64("N")? == 2 {
+                return Err(Box::new(Error::DeviceLost(
+                    "synchronising: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was \
+                     encountered"
+                        .into(),
+                )));
+            }
+            state.exec(|_| Ok(()));
+            Ok(())
+        };
+        let untouched = |_: &mut State<'_>| -> BenchResult { panic!("ran after the loss") };
+        let benches = vec![
+            Bench::new("lose", lose).add_int64_axis("N", [1, 2, 3]),
+            Bench::new("after", untouched).add_int64_axis("N", [1]),
+        ];
+        let args: Vec<String> = [
+            "bench",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "3",
+            "--min-samples",
+            "3",
+            "--no-batch",
+            "--jsonl",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([jsonl.display().to_string()])
+        .collect();
+        let code = run(&args, benches, Criteria::builtin()).expect("runs");
+        assert_eq!(code, EXIT_DEVICE_LOST);
+
+        let events = lines(&jsonl);
+        let states: Vec<&serde_json::Value> = events
+            .iter()
+            .filter(|e| e["event"] == "state")
+            .map(|e| &e["state"])
+            .collect();
+        assert_eq!(states.len(), 2, "{events:?}");
+        assert_eq!(states[0]["status"], "ok");
+        assert!(states[0]["error_kind"].is_null());
+        assert_eq!(states[1]["status"], "failed");
+        assert_eq!(states[1]["error_kind"], "device_lost");
+        assert!(
+            states[1]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("CUDA_ERROR_ILLEGAL_ADDRESS")),
+            "{}",
+            states[1]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_failed_state_is_classified_from_the_error_the_bench_returned() {
+        let dir = std::env::temp_dir().join(format!("gputune-kinds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let jsonl = dir.join("run.jsonl");
+        let fail = |state: &mut State<'_>| -> BenchResult {
+            match state.get_int64("N")? {
+                1 => Err(Box::new(Error::Compile("error: expected a `;`".into()))),
+                2 => Err(Box::new(Error::InvalidLaunch("2048 threads".into()))),
+                _ => Err("the bench's own error".into()),
+            }
+        };
+        let args: Vec<String> = ["bench", "--jsonl"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([jsonl.display().to_string()])
+            .collect();
+        let benches = vec![Bench::new("fail", fail).add_int64_axis("N", [1, 2, 3])];
+        let code = run(&args, benches, Criteria::builtin()).expect("runs");
+        assert_eq!(code, EXIT_FAILED);
+        let kinds: Vec<serde_json::Value> = lines(&jsonl)
+            .into_iter()
+            .filter(|e| e["event"] == "state")
+            .map(|e| e["state"]["error_kind"].clone())
+            .collect();
+        assert_eq!(kinds, ["compile", "invalid", "other"]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -6,10 +6,10 @@ use crate::axis::AxisValue;
 use crate::backend::Backend;
 use crate::criterion::{Criteria, CriterionParams};
 use crate::device::DeviceInfo;
-use crate::error::{BenchResult, Error, Result};
+use crate::error::{BenchResult, Error, ErrorKind, Result};
 use crate::launch::Launch;
 use crate::measure::{self, ColdMeasurement, ColdSettings, HotMeasurement, HotSettings};
-use crate::verify::{Comparison, Tolerance, Verification, VerificationFailed, Verify};
+use crate::verify::{BaseFailed, Comparison, Tolerance, Verification, VerificationFailed, Verify};
 
 /// How states are measured: chosen once per run from the command line.
 #[derive(Debug, Default)]
@@ -43,6 +43,9 @@ pub struct Outcome {
     pub skipped: Option<String>,
     /// Why the state failed, if it did.
     pub error: Option<String>,
+    /// What kind of failure `error` is (`None` without an error; an error recorded without a
+    /// kind is [`ErrorKind::Other`]).
+    pub error_kind: Option<ErrorKind>,
     /// The stopping criterion used and its parameters.
     pub criterion: Option<(String, Vec<(String, f64)>)>,
     /// Cold measurement, when `exec` ran.
@@ -55,6 +58,28 @@ pub struct Outcome {
     pub notes: Vec<(String, String, String)>,
     /// How the outputs were verified, if the bench verified them.
     pub verification: Option<Verification>,
+}
+
+impl Outcome {
+    /// Records a failure. The first one stays, unless a later one lost the device: that one
+    /// decides what happens to the process, so it replaces the first.
+    pub fn fail(&mut self, message: impl Into<String>, kind: ErrorKind) {
+        let lost = kind == ErrorKind::DeviceLost && self.error_kind != Some(ErrorKind::DeviceLost);
+        if self.error.is_none() || lost {
+            self.error = Some(message.into());
+            self.error_kind = Some(kind);
+        }
+    }
+
+    /// [`Outcome::fail`] with an error, classified by [`ErrorKind::of`].
+    pub fn fail_with(&mut self, error: &(dyn std::error::Error + 'static)) {
+        self.fail(error.to_string(), ErrorKind::of(error));
+    }
+
+    /// Whether the state failed with a sticky device error (the process must end).
+    pub fn device_lost(&self) -> bool {
+        self.error_kind == Some(ErrorKind::DeviceLost)
+    }
 }
 
 /// One state of a bench: its axis values, and the measurement of its launches.
@@ -241,10 +266,7 @@ impl<'r> State<'r> {
                     Some(label) => crate::tuned::request(f, label),
                     None => crate::tuned::withdraw(f),
                 }
-                Some(
-                    reference
-                        .map_err(|e| format!("running base for its reference outputs: {e}"))?,
-                )
+                Some(reference.map_err(BaseFailed)?)
             }
             _ => None,
         };
@@ -309,7 +331,7 @@ impl<'r> State<'r> {
         self.outcome.verification = Some(v);
         match failure {
             Some(line) => {
-                self.outcome.error = Some(line.clone());
+                self.outcome.fail(line.clone(), ErrorKind::Verification);
                 Err(Box::new(VerificationFailed(line)))
             }
             None => Ok(()),
@@ -343,7 +365,8 @@ impl<'r> State<'r> {
             return;
         }
         if self.executed {
-            self.outcome.error = Some("exec was called twice for one state".into());
+            self.outcome
+                .fail("exec was called twice for one state", ErrorKind::Other);
             return;
         }
         self.executed = true;
@@ -352,10 +375,10 @@ impl<'r> State<'r> {
             .criteria
             .create(&self.config.criterion, &self.config.params)
         else {
-            self.outcome.error = Some(format!(
-                "unknown stopping criterion `{}`",
-                self.config.criterion
-            ));
+            self.outcome.fail(
+                format!("unknown stopping criterion `{}`", self.config.criterion),
+                ErrorKind::Other,
+            );
             return;
         };
         self.outcome.criterion = Some((criterion.name().to_string(), criterion.params()));
@@ -368,7 +391,7 @@ impl<'r> State<'r> {
         ) {
             Ok(c) => c,
             Err(e) => {
-                self.outcome.error = Some(e.to_string());
+                self.outcome.fail(e.to_string(), e.kind());
                 return;
             }
         };
@@ -379,7 +402,7 @@ impl<'r> State<'r> {
         }
         match measure::measure_hot(self.backend, &mut f, estimate, &self.config.hot) {
             Ok(h) => self.outcome.hot = Some(h),
-            Err(e) => self.outcome.error = Some(e.to_string()),
+            Err(e) => self.outcome.fail(e.to_string(), e.kind()),
         }
     }
 }

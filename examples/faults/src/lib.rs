@@ -11,6 +11,12 @@
 //! | `wrong` | returns a wrong sum, faster than any correct one | `verify_failed` |
 //!
 //! The search must finish, record each of these, and pick a `none` variant as the winner.
+//!
+//! With the `cuda` feature, [`cuda`] does the same on the GPU, where a crash is a sticky CUDA
+//! error and a launch can be invalid (bench `faults-cuda`).
+
+#[cfg(feature = "cuda")]
+pub mod cuda;
 
 use gputune_macros::tune;
 

@@ -4,6 +4,13 @@
 //! machines without CUDA; [`CudaBackend::open`] is where a missing driver turns into
 //! [`Error::NoDevice`] instead of cudarc's panic.
 //!
+//! Every driver error becomes an [`Error`] through [`driver_error`], which classifies it
+//! ([`driver_error_kind`]): a sticky error (an illegal address, a trap, a failed launch)
+//! becomes [`Error::DeviceLost`], after which the bench process reports the state and ends;
+//! a launch the kernel cannot take becomes [`Error::InvalidLaunch`]. [`check_launch`] finds
+//! the most common invalid launches before anything is launched. NVRTC rejecting a source
+//! is [`Error::Compile`].
+//!
 //! The two helper kernels (the spin kernel that holds the stream and the timestamp kernel that
 //! reads the SM clock) are hand-written PTX, so measuring needs neither NVRTC nor a toolkit:
 //! the driver JITs them for whatever GPU it finds.
@@ -24,7 +31,7 @@ use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys, Ptx};
 
 use super::{Backend, ColdSample, Launches};
 use crate::device::{BackendKind, DeviceInfo};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::launch::Launch;
 
 /// How long the spin kernel holds the stream before it gives up, in seconds (nvbench's value).
@@ -135,7 +142,9 @@ impl CudaHandles {
     /// reach the kernel. The code is compiled to SASS for the device's own architecture
     /// (`sm_XY`); if this NVRTC does not know that architecture, to PTX (`compute_XY`, then the
     /// newest architecture it knows below the device's) for the driver to JIT. Kernels need
-    /// `extern "C"` to be found by name. The NVRTC log is part of the error.
+    /// `extern "C"` to be found by name. The NVRTC log is part of the error, which is
+    /// [`Error::Compile`] when NVRTC rejects the source (the variant does not build, and
+    /// `cargo gputune` records it as `build_failed`).
     ///
     /// Defines reach NVRTC's built-in headers too: a one-letter name such as `T` turns their
     /// `template <typename T>` into nonsense, so give defines distinctive names (`VALUE_T`).
@@ -154,9 +163,135 @@ pub(crate) fn load_module(
         "reading the compute capability before compiling a kernel",
     ))?;
     let image = compile_for(source, defines, major * 10 + minor)?;
+    // A driver that rejects the PTX (CUDA_ERROR_INVALID_PTX) classifies as a compile error.
     context
         .load_module(image)
         .map_err(device_error("loading the compiled kernel module"))
+}
+
+/// The limits one kernel's launches must respect on its device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchLimits {
+    /// Threads per block the kernel can be launched with
+    /// (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: the device's limit lowered by the kernel's
+    /// registers and `__launch_bounds__`).
+    pub max_threads_per_block: u32,
+    /// Dynamic shared memory per block in bytes (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`,
+    /// which a bench raises with `CudaFunction::set_attribute` up to what the device allows).
+    pub max_dynamic_shared_bytes: u32,
+    /// The device's largest block, per dimension.
+    pub max_block_dim: [u32; 3],
+    /// The device's largest grid, per dimension.
+    pub max_grid_dim: [u32; 3],
+}
+
+impl LaunchLimits {
+    /// Reads the limits of `function` from the driver.
+    pub fn of(function: &CudaFunction) -> Result<LaunchLimits> {
+        use sys::CUdevice_attribute as D;
+        use sys::CUfunction_attribute as F;
+        let what = "reading the kernel's launch limits";
+        let non_negative = |v: i32| u32::try_from(v).unwrap_or(0);
+        let attribute = |a: F| {
+            function
+                .get_attribute(a)
+                .map(non_negative)
+                .map_err(|e| driver_error(what, e))
+        };
+        // `get_attribute` made the function's context current, so its device is this one.
+        let max_threads_per_block = attribute(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
+        let max_dynamic_shared_bytes =
+            attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+        let mut device: sys::CUdevice = 0;
+        // SAFETY: an out-pointer to a local; a context is current (bound just above).
+        unsafe { sys::cuCtxGetDevice(&mut device) }
+            .result()
+            .map_err(|e| driver_error(what, e))?;
+        let device_attribute = |a: D| {
+            // SAFETY: `device` came from the driver.
+            unsafe { driver::device::get_attribute(device, a) }
+                .map(non_negative)
+                .map_err(|e| driver_error(what, e))
+        };
+        Ok(LaunchLimits {
+            max_threads_per_block,
+            max_dynamic_shared_bytes,
+            max_block_dim: [
+                device_attribute(D::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+                device_attribute(D::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+                device_attribute(D::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+            ],
+            max_grid_dim: [
+                device_attribute(D::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+                device_attribute(D::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+                device_attribute(D::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+            ],
+        })
+    }
+
+    /// Whether `config` is a launch these limits allow; [`Error::InvalidLaunch`] saying which
+    /// limit it exceeds if not.
+    pub fn check(&self, config: &LaunchConfig) -> Result<()> {
+        let (bx, by, bz) = config.block_dim;
+        let (gx, gy, gz) = config.grid_dim;
+        let invalid = |what: String| Err(Error::InvalidLaunch(what));
+        if bx == 0 || by == 0 || bz == 0 || gx == 0 || gy == 0 || gz == 0 {
+            return invalid(format!(
+                "an empty launch: grid {gx}×{gy}×{gz}, block {bx}×{by}×{bz}"
+            ));
+        }
+        let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
+        if threads > u64::from(self.max_threads_per_block) {
+            return invalid(format!(
+                "a block of {threads} threads ({bx}×{by}×{bz}) is more than this kernel can be \
+                 launched with, {} (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: the device's limit, \
+                 lowered by the kernel's registers and __launch_bounds__)",
+                self.max_threads_per_block
+            ));
+        }
+        for (axis, (block, max)) in ["x", "y", "z"]
+            .into_iter()
+            .zip([bx, by, bz].into_iter().zip(self.max_block_dim))
+        {
+            if block > max {
+                return invalid(format!(
+                    "the block's {axis} dimension {block} is larger than the device allows, {max}"
+                ));
+            }
+        }
+        for (axis, (grid, max)) in ["x", "y", "z"]
+            .into_iter()
+            .zip([gx, gy, gz].into_iter().zip(self.max_grid_dim))
+        {
+            if grid > max {
+                return invalid(format!(
+                    "the grid's {axis} dimension {grid} is larger than the device allows, {max}"
+                ));
+            }
+        }
+        if config.shared_mem_bytes > self.max_dynamic_shared_bytes {
+            return invalid(format!(
+                "{} bytes of dynamic shared memory per block are more than this kernel may use, {} \
+                 (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; raise it with \
+                 CudaFunction::set_attribute up to the device's opt-in limit)",
+                config.shared_mem_bytes, self.max_dynamic_shared_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Checks a launch of `function` with `config` against the kernel's and the device's limits
+/// before launching it: block size (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`), dynamic
+/// shared memory (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`), and block and grid
+/// dimensions.
+///
+/// A launch over a limit fails in the driver anyway, with an error that says less; checked
+/// here it is [`Error::InvalidLaunch`], which `cargo gputune` records as `invalid`: the
+/// variant is not a point the kernel can run, rather than one that failed. Call it where the
+/// launch shape is decided (it costs a few attribute queries), not in the timed loop.
+pub fn check_launch(function: &CudaFunction, config: &LaunchConfig) -> Result<()> {
+    LaunchLimits::of(function)?.check(config)
 }
 
 /// Times CUDA launches with events, following nvbench's cold and hot protocols.
@@ -742,9 +877,82 @@ pub(crate) fn describe(e: DriverError) -> String {
     }
 }
 
-/// Turns a driver error into [`Error::Device`] saying what was being done.
+/// Driver errors after which the context cannot be used again: every later call returns
+/// the same error, and (as the driver API documentation says of each) "to continue using
+/// CUDA, the process must be terminated and relaunched". Uncorrectable ECC and NVLink errors
+/// are here too: nothing the context holds can be trusted after them.
+pub const STICKY_ERRORS: [sys::CUresult; 12] = {
+    use sys::CUresult as R;
+    [
+        R::CUDA_ERROR_ECC_UNCORRECTABLE,
+        R::CUDA_ERROR_NVLINK_UNCORRECTABLE,
+        R::CUDA_ERROR_ILLEGAL_ADDRESS,
+        R::CUDA_ERROR_LAUNCH_TIMEOUT,
+        R::CUDA_ERROR_ASSERT,
+        R::CUDA_ERROR_HARDWARE_STACK_ERROR,
+        R::CUDA_ERROR_ILLEGAL_INSTRUCTION,
+        R::CUDA_ERROR_MISALIGNED_ADDRESS,
+        R::CUDA_ERROR_INVALID_ADDRESS_SPACE,
+        R::CUDA_ERROR_INVALID_PC,
+        R::CUDA_ERROR_LAUNCH_FAILED,
+        R::CUDA_ERROR_EXTERNAL_DEVICE,
+    ]
+};
+
+/// Launches the kernel cannot take: too many resources for its block, a cooperative grid
+/// larger than can be co-resident, a bad cluster shape. The variant is not a valid point.
+pub const INVALID_LAUNCH_ERRORS: [sys::CUresult; 3] = {
+    use sys::CUresult as R;
+    [
+        R::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+        R::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+        R::CUDA_ERROR_INVALID_CLUSTER_SIZE,
+    ]
+};
+
+/// What kind of failure a driver error is: [`ErrorKind::DeviceLost`] for the
+/// [`STICKY_ERRORS`], [`ErrorKind::Invalid`] for the [`INVALID_LAUNCH_ERRORS`],
+/// [`ErrorKind::Compile`] for PTX the driver's JIT rejects, else [`ErrorKind::Launch`].
+pub fn driver_error_kind(code: sys::CUresult) -> ErrorKind {
+    if STICKY_ERRORS.contains(&code) {
+        ErrorKind::DeviceLost
+    } else if INVALID_LAUNCH_ERRORS.contains(&code) {
+        ErrorKind::Invalid
+    } else if code == sys::CUresult::CUDA_ERROR_INVALID_PTX {
+        ErrorKind::Compile
+    } else {
+        ErrorKind::Launch
+    }
+}
+
+/// A driver error as an [`Error`] of its kind ([`driver_error_kind`]), saying what was being
+/// done and naming the CUDA error.
+pub fn driver_error(what: &str, e: DriverError) -> Error {
+    let message = format!("{what}: {}", describe(e));
+    match driver_error_kind(e.0) {
+        ErrorKind::DeviceLost => Error::DeviceLost(message),
+        ErrorKind::Invalid => Error::InvalidLaunch(message),
+        ErrorKind::Compile => Error::Compile(message),
+        _ => Error::Device(message),
+    }
+}
+
+/// [`driver_error`] for `map_err`.
 fn device_error(what: &'static str) -> impl Fn(DriverError) -> Error {
-    move |e| Error::Device(format!("{what}: {}", describe(e)))
+    move |e| driver_error(what, e)
+}
+
+/// The kind of a cudarc error that a bench's own cudarc calls returned (a `DriverError`, or
+/// NVRTC's `CompileError`); `None` for other errors.
+pub(crate) fn cudarc_error_kind(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    if let Some(d) = e.downcast_ref::<DriverError>() {
+        return Some(driver_error_kind(d.0));
+    }
+    e.downcast_ref::<cudarc::nvrtc::CompileError>()
+        .map(|c| match c {
+            cudarc::nvrtc::CompileError::CompileError { .. } => ErrorKind::Compile,
+            _ => ErrorKind::Other,
+        })
 }
 
 /// Where NVRTC is asked to compile to, in the order tried.
@@ -769,6 +977,8 @@ impl Target {
 enum CompileFailure {
     /// NVRTC does not accept the architecture option: try the next target.
     ArchRejected(String),
+    /// NVRTC rejected the source (`NVRTC_ERROR_COMPILATION`): the variant does not build.
+    Source(String),
     /// Anything else (a compile error in the source, an NVRTC failure): final.
     Final(String),
 }
@@ -817,6 +1027,7 @@ pub(crate) fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> 
             .unwrap_or_else(|panic| Err(CompileFailure::Final(format!("NVRTC failed: {panic}"))));
         match attempt {
             Ok(image) => return Ok(image),
+            Err(CompileFailure::Source(message)) => return Err(Error::Compile(message)),
             Err(CompileFailure::Final(message)) => return Err(Error::Device(message)),
             Err(CompileFailure::ArchRejected(log)) => {
                 rejected.push(format!("{} ({log})", target.option()));
@@ -866,16 +1077,22 @@ fn compile_once(
     // SAFETY: `program` is live; the options contain no NUL (checked by the caller).
     if let Err(e) = unsafe { nvrtc::compile_program(program.0, options) } {
         let log = program_log(&program);
-        return Err(
-            if e.0 == nvrtc_sys::nvrtcResult::NVRTC_ERROR_INVALID_OPTION {
+        return Err(match e.0 {
+            nvrtc_sys::nvrtcResult::NVRTC_ERROR_INVALID_OPTION => {
                 CompileFailure::ArchRejected(if log.is_empty() { format!("{e}") } else { log })
-            } else {
-                CompileFailure::Final(format!(
+            }
+            code => {
+                let message = format!(
                     "NVRTC could not compile the kernel ({e}) with options {}:\n{log}",
                     options.join(" ")
-                ))
-            },
-        );
+                );
+                if code == nvrtc_sys::nvrtcResult::NVRTC_ERROR_COMPILATION {
+                    CompileFailure::Source(message)
+                } else {
+                    CompileFailure::Final(message)
+                }
+            }
+        });
     }
     let output = |what: &str, e: nvrtc::NvrtcError| {
         CompileFailure::Final(format!("NVRTC compiled the kernel but {what} failed: {e}"))
@@ -1158,6 +1375,144 @@ mod tests {
             Err(other) => panic!("expected a device error, got {other:?}"),
             Ok(_) => panic!("compiled without NVRTC"),
         }
+    }
+
+    #[test]
+    fn sticky_errors_lose_the_device_and_others_do_not() {
+        use sys::CUresult as R;
+        for code in [
+            R::CUDA_ERROR_ILLEGAL_ADDRESS,
+            R::CUDA_ERROR_LAUNCH_FAILED,
+            R::CUDA_ERROR_ILLEGAL_INSTRUCTION,
+            R::CUDA_ERROR_MISALIGNED_ADDRESS,
+            R::CUDA_ERROR_HARDWARE_STACK_ERROR,
+            R::CUDA_ERROR_INVALID_PC,
+            R::CUDA_ERROR_INVALID_ADDRESS_SPACE,
+            R::CUDA_ERROR_ASSERT,
+            R::CUDA_ERROR_LAUNCH_TIMEOUT,
+            R::CUDA_ERROR_EXTERNAL_DEVICE,
+            R::CUDA_ERROR_ECC_UNCORRECTABLE,
+        ] {
+            assert_eq!(driver_error_kind(code), ErrorKind::DeviceLost, "{code:?}");
+        }
+        // Errors that leave the context usable: the state fails, the process goes on.
+        for code in [
+            R::CUDA_ERROR_INVALID_VALUE,
+            R::CUDA_ERROR_OUT_OF_MEMORY,
+            R::CUDA_ERROR_NOT_READY,
+            R::CUDA_ERROR_INVALID_HANDLE,
+            R::CUDA_ERROR_NOT_FOUND,
+            R::CUDA_ERROR_TIMEOUT,
+            R::CUDA_ERROR_UNKNOWN,
+        ] {
+            assert_eq!(driver_error_kind(code), ErrorKind::Launch, "{code:?}");
+        }
+        assert_eq!(
+            driver_error_kind(R::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES),
+            ErrorKind::Invalid
+        );
+        assert_eq!(
+            driver_error_kind(R::CUDA_ERROR_INVALID_PTX),
+            ErrorKind::Compile
+        );
+    }
+
+    #[test]
+    fn a_bench_s_own_cudarc_errors_are_classified_through_the_box() {
+        // What `?` on a cudarc call inside a bench function produces.
+        let lost: crate::BoxError =
+            Box::new(DriverError(sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS));
+        assert_eq!(ErrorKind::of(lost.as_ref()), ErrorKind::DeviceLost);
+        let failed = Error::Launch(Box::new(DriverError(
+            sys::CUresult::CUDA_ERROR_INVALID_VALUE,
+        )));
+        assert_eq!(failed.kind(), ErrorKind::Launch);
+        let too_big = Error::Launch(Box::new(DriverError(
+            sys::CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+        )));
+        assert_eq!(too_big.kind(), ErrorKind::Invalid);
+    }
+
+    fn h100_limits() -> LaunchLimits {
+        LaunchLimits {
+            max_threads_per_block: 256,
+            max_dynamic_shared_bytes: 48 * 1024,
+            max_block_dim: [1024, 1024, 64],
+            max_grid_dim: [i32::MAX as u32, 65535, 65535],
+        }
+    }
+
+    fn config(grid: (u32, u32, u32), block: (u32, u32, u32), shared: u32) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: grid,
+            block_dim: block,
+            shared_mem_bytes: shared,
+        }
+    }
+
+    #[test]
+    fn launches_within_the_kernel_s_limits_pass() {
+        let limits = h100_limits();
+        assert!(limits
+            .check(&config((1 << 20, 1, 1), (256, 1, 1), 0))
+            .is_ok());
+        assert!(limits
+            .check(&config((4, 4, 4), (16, 16, 1), 48 * 1024))
+            .is_ok());
+    }
+
+    #[test]
+    fn launches_over_a_limit_are_invalid_and_say_which() {
+        let limits = h100_limits();
+        let invalid = |c: LaunchConfig| match limits.check(&c) {
+            Err(e @ Error::InvalidLaunch(_)) => {
+                assert_eq!(e.kind(), ErrorKind::Invalid);
+                e.to_string()
+            }
+            other => panic!("expected an invalid launch, got {other:?}"),
+        };
+        let msg = invalid(config((1, 1, 1), (512, 1, 1), 0));
+        assert!(msg.contains("512 threads"), "{msg}");
+        assert!(
+            msg.contains("CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"),
+            "{msg}"
+        );
+        // The product counts, not one dimension.
+        let msg = invalid(config((1, 1, 1), (32, 16, 1), 0));
+        assert!(msg.contains("512 threads (32×16×1)"), "{msg}");
+        let msg = invalid(config((1, 1, 1), (128, 1, 1), 48 * 1024 + 1));
+        assert!(
+            msg.contains("CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"),
+            "{msg}"
+        );
+        let msg = invalid(config((1, 70_000, 1), (128, 1, 1), 0));
+        assert!(msg.contains("grid's y dimension 70000"), "{msg}");
+        let msg = invalid(config((1, 1, 1), (1, 1, 128), 0));
+        assert!(msg.contains("block's z dimension 128"), "{msg}");
+        let msg = invalid(config((0, 1, 1), (128, 1, 1), 0));
+        assert!(msg.contains("empty launch"), "{msg}");
+    }
+
+    #[test]
+    fn a_source_nvrtc_rejects_is_a_compile_error_where_it_is_installed() {
+        // NVRTC needs no GPU, but it is part of the CUDA toolkit: skip where it is missing.
+        // SAFETY: only tries to dlopen.
+        if !unsafe { nvrtc_sys::is_culib_present() } {
+            return;
+        }
+        let source = "#if BROKEN\n#error \"injected\"\n#endif\nextern \"C\" __global__ void k() {}";
+        match compile_for(source, &[("BROKEN", "1".into())], 90) {
+            Err(e @ Error::Compile(_)) => {
+                assert_eq!(e.kind(), ErrorKind::Compile);
+                let msg = e.to_string();
+                assert!(
+                    msg.contains("injected") && msg.contains("-DBROKEN=1"),
+                    "{msg}"
+                );
+            }
+            other => panic!("expected a compile error, got {other:?}"),
+        }
+        assert!(compile_for(source, &[("BROKEN", "0".into())], 90).is_ok());
     }
 
     #[test]

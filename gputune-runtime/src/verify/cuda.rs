@@ -102,8 +102,10 @@ impl DeviceElement for u32 {
     const KERNEL: &'static str = "gputune_compare_u32";
 }
 
+/// A driver error as a classified [`Error`]: a sticky one (the variant just verified wrote
+/// out of bounds, say) is [`Error::DeviceLost`], which ends the process.
 fn device(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> BoxError {
-    move |e| Box::new(Error::Device(format!("{what}: {e}")))
+    move |e| Box::new(crate::backend::cuda::driver_error(what, e))
 }
 
 impl<T: DeviceElement> Verify for CudaSlice<T> {

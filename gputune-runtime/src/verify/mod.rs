@@ -16,7 +16,7 @@ mod cuda;
 
 use serde::Serialize;
 
-use crate::error::BoxError;
+use crate::error::{BoxError, ErrorKind};
 
 /// Tolerances: an element passes when `|out − ref| ≤ atol + rtol·|ref|`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -221,6 +221,25 @@ impl Verification {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct VerificationFailed(pub String);
+
+/// Base failed while producing the reference a variant is compared with.
+///
+/// Its kind is not the failure's own: base not compiling, say, is no build failure of the
+/// variant being verified. Only a lost device keeps its kind, because it ends the process
+/// whoever lost it.
+#[derive(Debug, thiserror::Error)]
+#[error("running base for its reference outputs: {0}")]
+pub struct BaseFailed(pub BoxError);
+
+impl BaseFailed {
+    /// [`ErrorKind::DeviceLost`] if base lost the device, else [`ErrorKind::Other`].
+    pub fn kind(&self) -> ErrorKind {
+        match ErrorKind::of(self.0.as_ref()) {
+            ErrorKind::DeviceLost => ErrorKind::DeviceLost,
+            _ => ErrorKind::Other,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
