@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Builds the release bench binaries that the GPU machine runs into .gpu/ (ignored by git,
-# carried to the GPU machine). The GPU machine has no Rust toolchain; these binaries load
-# libcuda and libnvrtc at run time, so they build anywhere.
+# Builds what the GPU machine runs into .gpu/ (ignored by git, carried to the GPU machine, kept
+# under 64 MiB). The GPU machine has no Rust toolchain; these binaries load libcuda and
+# libnvrtc at run time, so they build anywhere.
+#
+# - .gpu/scale: the scale bench with two variants compiled in (ipt 1 and 8 at tpb 256), for
+#   gpu-measurement.sh (issue #2's measurement).
+# - .gpu/scale-bundle: `cargo gputune search --build-only --bundle` of the whole scale space
+#   (155 variants, T=f32, 2^26 elements, no hot loop: a search scores cold times only), for
+#   gpu-scale.sh (issue #5's search).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .gpu
+GPUTUNE_VARIANTS='scale.ipt_1.tpb_256,scale.ipt_8.tpb_256' \
 cargo build --release -p gputune-example-scale-cuda --benches --message-format=json \
   | python3 -c '
 import json, shutil, sys
@@ -15,5 +22,17 @@ for line in sys.stdin:
         shutil.copy(m["executable"], dst)
         print("built", dst)
 '
-cp scripts/gpu-measurement.sh scripts/summarize-measurement.py .gpu/
-du -sh .gpu
+# The bundle copies the cargo-gputune that builds it, so build a release one first.
+cargo build --release --quiet -p cargo-gputune
+gputune=$(cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/cargo-gputune
+rm -rf .gpu/scale-bundle
+"$gputune" gputune -p gputune-example-scale-cuda search --build-only --bundle .gpu/scale-bundle \
+  -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26' -- --no-batch
+# The release and bench profiles strip already; strip again in case a profile changes.
+if command -v strip > /dev/null; then
+  strip .gpu/scale .gpu/scale-bundle/cargo-gputune .gpu/scale-bundle/bin/*
+fi
+cp scripts/gpu-measurement.sh scripts/summarize-measurement.py scripts/gpu-scale.sh \
+  scripts/summarize-scale.py .gpu/
+du -sh .gpu .gpu/scale-bundle
