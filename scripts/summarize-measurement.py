@@ -24,7 +24,9 @@ def summaries(state):
 
 
 def key(state):
-    return " ".join(f'{a["name"]}={a["value"]}' for a in state["axis_values"])
+    axes = " ".join(f'{a["name"]}={a["value"]}' for a in state["axis_values"])
+    # The tuned scale bench runs its variants over the same axis values.
+    return axes + (f' variant={state["variant"]}' if state.get("variant") else "")
 
 
 def main(folder):
@@ -72,7 +74,8 @@ def main(folder):
             continue
         s_bw = statistics.median(r["nv/cold/bw/global/bytes_per_second"] for r in rs)
         c_bw = statistics.median(r["nv/cold/bw/global/bytes_per_second"] for r in copy)
-        print(f"| {criterion} | {parts['Elements{io}']} | {parts['IPT']} | {s_bw / 1e12:.3f} | {c_bw / 1e12:.3f} | {s_bw / c_bw * 100:.1f} % |")
+        ipt = parts.get("IPT") or dict(p.split("_", 1) for p in parts["variant"].split("."))["ipt"]
+        print(f"| {criterion} | {parts['Elements{io}']} | {ipt} | {s_bw / 1e12:.3f} | {c_bw / 1e12:.3f} | {s_bw / c_bw * 100:.1f} % |")
 
 
 if __name__ == "__main__":

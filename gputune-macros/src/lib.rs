@@ -30,6 +30,23 @@
 //! constants are the base values. Because the body is a `macro_rules!` transcriber, a `$`
 //! in it (a nested `macro_rules!`) is escaped for you; the function must be reachable as
 //! `::gputune_runtime` (do not rename the dependency).
+//!
+//! # Parameters as data
+//!
+//! Next to a free function `name`, `#[tune]` declares `NAME_PARAMS: &[(&str, &str)]` with the
+//! function's visibility: each parameter's name and base value, in declaration order, as
+//! labels write them. With `gputune_runtime::tuned::Variant::parse(label, NAME_PARAMS)` a
+//! bench turns the labels it will run (`gputune_runtime::tuned::planned`) into parameter
+//! values, to prepare every variant up front (compile its kernels, say):
+//!
+//! ```
+//! use gputune_macros::tune;
+//!
+//! #[tune(ipt = [1, 2, 4, 8], wide_load = [true, false], base(ipt = 4, wide_load = false))]
+//! pub fn copy() {}
+//!
+//! assert_eq!(COPY_PARAMS, [("ipt", "4"), ("wide_load", "false")]);
+//! ```
 
 use gputune_grammar::{ConstType, TuneSpec, Value};
 use proc_macro::TokenStream;
@@ -51,6 +68,7 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let name = function.sig.ident.to_string();
+    let params = params_const(&function, &spec);
     let body = &function.block;
     function.block = match std::env::var_os("OUT_DIR") {
         None => {
@@ -82,7 +100,36 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
             })
         }
     };
-    quote!(#function).into()
+    quote!(#function #params).into()
+}
+
+/// `NAME_PARAMS`: the parameters' names and base values as data, next to the function.
+///
+/// Methods get none: inside a trait's impl an extra item would not compile.
+fn params_const(function: &syn::ItemFn, spec: &TuneSpec) -> proc_macro2::TokenStream {
+    if function.sig.receiver().is_some() {
+        return quote!();
+    }
+    let name = function.sig.ident.to_string();
+    let ident = format_ident!(
+        "{}_PARAMS",
+        name.trim_start_matches("r#").to_uppercase(),
+        span = function.sig.ident.span()
+    );
+    let vis = &function.vis;
+    let pairs = spec.params.iter().zip(&spec.base).map(|(p, base)| {
+        let (n, v) = (&p.name, base.to_string());
+        quote!((#n, #v))
+    });
+    let doc = format!(
+        "Names and base values of the tuning parameters of [`{name}`], in declaration order \
+         (declared by `#[tune]`; see `gputune_runtime::tuned::Variant`)."
+    );
+    quote! {
+        #[doc = #doc]
+        #[allow(dead_code)]
+        #vis const #ident: &[(&str, &str)] = &[#(#pairs),*];
+    }
 }
 
 /// Replaces each `$` of the body with `$__gputune_d`, the transcriber's escaped `$`, so a

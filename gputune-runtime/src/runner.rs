@@ -82,6 +82,9 @@ pub fn main_with(benches: Vec<Bench>, criteria: Criteria) -> ! {
             }
         }
     };
+    // Background kernel compilations must not be running while `exit` tears NVRTC down.
+    #[cfg(feature = "cuda")]
+    crate::backend::cuda::finish_compilations();
     std::process::exit(code)
 }
 
@@ -187,6 +190,15 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
     } else {
         cli.variant.iter().map(|v| Some(v.as_str())).collect()
     };
+    // So that a bench can prepare every variant it will run before the first (tuned::planned).
+    for function in benches.iter().filter_map(|b| b.tunes.as_deref()) {
+        let labels: Vec<&str> = cli
+            .variant
+            .iter()
+            .map(|v| variant_label(v, function))
+            .collect();
+        crate::tuned::plan(function, &labels);
+    }
     let mut stream = match &cli.jsonl {
         Some(path) => Some(
             std::fs::OpenOptions::new()

@@ -241,4 +241,57 @@ fn a_cuda_bench_without_a_driver_fails_plainly() {
     );
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("skipped: this bench needs CUDA"));
+    // A list of variants (how a search runs a batch) fails the same way, before any state.
+    let out = run(
+        &bin,
+        &[
+            "-b",
+            "scale",
+            "-a",
+            "T{ct}=f32",
+            "--variant",
+            "scale.base,scale.ipt_8.tpb_128",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: no usable device: "), "{err}");
+}
+
+#[test]
+fn the_scale_bench_tunes_scale_and_measures_the_copy_roof() {
+    // --list needs no device.
+    let bin = bench_binary("gputune-example-scale-cuda", "scale");
+    let out = run(&bin, &["--list"]);
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("--list prints JSON");
+    let benches = doc["benchmarks"].as_array().expect("benchmarks");
+    let names: Vec<&str> = benches.iter().filter_map(|b| b["name"].as_str()).collect();
+    assert_eq!(names, ["scale", "copy"]);
+    for b in benches {
+        assert_eq!(b["backend"], "cuda");
+        let axes = b["axes"].as_array().expect("axes");
+        let axis_names: Vec<&str> = axes.iter().filter_map(|a| a["name"].as_str()).collect();
+        assert_eq!(axis_names, ["T{ct}", "Elements{io}"]);
+        let types: Vec<&str> = axes[0]["values"]
+            .as_array()
+            .expect("values")
+            .iter()
+            .filter_map(|v| v["value"].as_str())
+            .collect();
+        assert_eq!(types, ["f32", "f64"]);
+        let sizes: Vec<i64> = axes[1]["values"]
+            .as_array()
+            .expect("values")
+            .iter()
+            .filter_map(|v| v["value"].as_i64())
+            .collect();
+        assert_eq!(sizes, [1 << 16, 1 << 20, 1 << 24, 1 << 26, 1 << 28]);
+        assert_eq!(b["states"], 2 * 5);
+    }
+    assert_eq!(benches[0]["tunes"], "scale");
+    assert!(
+        benches[1]["tunes"].is_null(),
+        "the copy is the roof, not tuned"
+    );
 }

@@ -1,19 +1,29 @@
-//! A memory-bound CUDA kernel, `y = a·x`, compiled by NVRTC with its tuning parameters
-//! (items per thread, threads per block) as `-D` defines.
+//! A memory-bound CUDA kernel, `y = a·x`, tuned by gputune: [`scale`] is compiled by NVRTC
+//! with its tuning parameters (items per thread, threads per block) as `-D` defines.
+//!
+//! Compilation goes through the runtime's kernel cache (once per process, and on disk across
+//! processes); [`precompile`] starts compiling every variant a bench process will run on the
+//! CPU's cores, so that the GPU measures while they compile.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-use gputune_runtime::backend::cuda::CudaHandles;
+use gputune_macros::tune;
+use gputune_runtime::backend::cuda::{CudaHandles, Precompile};
 use gputune_runtime::cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
+use gputune_runtime::tuned::{self, Variant};
+use gputune_runtime::verify::DeviceElement;
 use gputune_runtime::BoxError;
 
 /// The kernel's CUDA C++ source.
 pub const SOURCE: &str = include_str!("scale.cu");
 
-/// An element type the kernel is compiled for.
-pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static {
+/// An element type the kernel is compiled for (and whose outputs verify on the GPU).
+pub trait Element:
+    DeviceRepr + DeviceElement + ValidAsZeroBits + Copy + Default + Send + Sync + 'static
+{
     /// The CUDA C++ type name.
     const CUDA_TYPE: &'static str;
     /// Converts from `f64` (for test data and the scale factor).
@@ -42,6 +52,58 @@ impl Element for f64 {
     }
 }
 
+/// `y[i] = a·x[i]` for the first `min(x.len(), y.len())` elements, enqueued on `stream`.
+///
+/// Tuned: 5 items-per-thread values × 31 block sizes (64 to 1024 in steps of 32) = 155
+/// variants; base is 4 items per thread in blocks of 256 threads. The kernel of each
+/// variant is compiled on its first call in a process (or found in the kernel cache) and
+/// reused after that.
+#[tune(
+    ipt = [1, 2, 4, 8, 16],
+    tpb = (64..=1024).step_by(32),
+    base(ipt = 4, tpb = 256)
+)]
+pub fn scale<T: Element>(
+    stream: &Arc<CudaStream>,
+    x: &CudaSlice<T>,
+    y: &mut CudaSlice<T>,
+    a: T,
+) -> Result<(), BoxError> {
+    Scale::get::<T>(stream, IPT as u32, TPB as u32)?.launch(stream, x, y, a)
+}
+
+/// The defines that compile the kernel for `T` at one parameter point: the one place that
+/// spells them, so that [`precompile`] fills exactly the cache entries [`scale`] reads.
+pub fn defines<T: Element>(ipt: u32, tpb: u32) -> Vec<(&'static str, String)> {
+    vec![
+        ("VALUE_T", T::CUDA_TYPE.to_string()),
+        ("IPT", ipt.to_string()),
+        ("TPB", tpb.to_string()),
+    ]
+}
+
+/// Starts compiling, in the background, the kernels for `T` of every variant of [`scale`]
+/// this process was asked to run (`--variant`), base first (verification runs it in every
+/// state), then in the order they run. `None` when no variant was requested: the production
+/// choice is one kernel, compiled on first use.
+pub fn precompile<T: Element>(cuda: &CudaHandles) -> Result<Option<Precompile>, BoxError> {
+    let mut labels = tuned::planned("scale");
+    if labels.is_empty() {
+        return Ok(None);
+    }
+    if !labels.iter().any(|l| l == "base") {
+        labels.insert(0, "base".to_string());
+    }
+    let sets = labels
+        .iter()
+        .map(|label| {
+            let v = Variant::parse(label, SCALE_PARAMS)?;
+            Ok(defines::<T>(v.get("ipt")?, v.get("tpb")?))
+        })
+        .collect::<Result<Vec<_>, gputune_runtime::Error>>()?;
+    Ok(Some(cuda.precompile(SOURCE, &sets)?))
+}
+
 /// The scale kernel compiled for one element type and one parameter point.
 #[derive(Debug, Clone)]
 pub struct Scale {
@@ -56,16 +118,36 @@ impl Scale {
         if ipt == 0 || tpb == 0 {
             return Err(format!("ipt ({ipt}) and tpb ({tpb}) must be positive").into());
         }
-        let module = cuda.compile(
-            SOURCE,
-            &[
-                ("VALUE_T", T::CUDA_TYPE.to_string()),
-                ("IPT", ipt.to_string()),
-                ("TPB", tpb.to_string()),
-            ],
-        )?;
+        let module = cuda.compile(SOURCE, &defines::<T>(ipt, tpb))?;
         let function = module.load_function("scale")?;
         Ok(Scale { function, ipt, tpb })
+    }
+
+    /// [`Scale::compile`] on `stream`'s context, once per context, type and point per
+    /// process: `scale` runs inside timed loops, where even a cache lookup by source text
+    /// would cost more than a launch of a small kernel.
+    pub fn get<T: Element>(
+        stream: &Arc<CudaStream>,
+        ipt: u32,
+        tpb: u32,
+    ) -> Result<Scale, BoxError> {
+        type Compiled = HashMap<(usize, &'static str, u32, u32), Scale>;
+        static COMPILED: Mutex<Option<Compiled>> = Mutex::new(None);
+        let key = (stream.context().cu_ctx() as usize, T::CUDA_TYPE, ipt, tpb);
+        // A poisoned lock only means a thread panicked while inserting; the map is whole.
+        let lock = || COMPILED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = lock().get_or_insert_with(HashMap::new).get(&key) {
+            return Ok(s.clone());
+        }
+        let cuda = CudaHandles {
+            context: stream.context().clone(),
+            stream: stream.clone(),
+        };
+        let compiled = Scale::compile::<T>(&cuda, ipt, tpb)?;
+        lock()
+            .get_or_insert_with(HashMap::new)
+            .insert(key, compiled.clone());
+        Ok(compiled)
     }
 
     /// The launch shape for `n` elements.
@@ -121,5 +203,19 @@ mod tests {
         assert_eq!(shape(1000, 8, 128), (1, 128));
         assert_eq!(shape(1025, 1, 1024), (2, 1024));
         assert!(SOURCE.contains("extern \"C\" __global__"));
+    }
+
+    #[test]
+    fn the_parameters_are_the_issue_s_space_and_base() {
+        assert_eq!(SCALE_PARAMS, [("ipt", "4"), ("tpb", "256")]);
+        let v = Variant::parse("ipt_16.tpb_1024", SCALE_PARAMS).expect("a label of the space");
+        assert_eq!(
+            defines::<f64>(v.get("ipt").expect("ipt"), v.get("tpb").expect("tpb")),
+            [
+                ("VALUE_T", "double".to_string()),
+                ("IPT", "16".to_string()),
+                ("TPB", "1024".to_string())
+            ]
+        );
     }
 }

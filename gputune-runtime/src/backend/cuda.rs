@@ -16,12 +16,13 @@
 //! the driver JITs them for whatever GPU it finds.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};
 use std::mem::offset_of;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Once};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Once, OnceLock};
+use std::time::{Duration, Instant};
 
 use cudarc::driver::{
     result as driver, sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream,
@@ -29,6 +30,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys, Ptx};
 
+use super::kernel_cache::{DiskCache, Image, Key, Memo, Origin, KERNEL_CACHE_ENV};
 use super::{Backend, ColdSample, Launches};
 use crate::device::{BackendKind, DeviceInfo};
 use crate::error::{Error, ErrorKind, Result};
@@ -146,11 +148,295 @@ impl CudaHandles {
     /// [`Error::Compile`] when NVRTC rejects the source (the variant does not build, and
     /// `cargo gputune` records it as `build_failed`).
     ///
+    /// Compiling is cached: the same `(source, defines)` is compiled at most once per process
+    /// (later calls return the loaded module), and images are kept on disk across processes
+    /// (see [`kernel_cache`](super::kernel_cache): `$GPUTUNE_KERNEL_CACHE`, else
+    /// `$XDG_CACHE_HOME/gputune/kernels`, else `~/.cache/gputune/kernels`), keyed by the
+    /// source, the options and NVRTC's version. The order of `defines` is part of the key.
+    ///
     /// Defines reach NVRTC's built-in headers too: a one-letter name such as `T` turns their
     /// `template <typename T>` into nonsense, so give defines distinctive names (`VALUE_T`).
     pub fn compile(&self, source: &str, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
         load_module(&self.context, source, defines)
     }
+
+    /// Starts compiling `source` once per define set on the CPU's cores, in the background,
+    /// so that later [`compile`](CudaHandles::compile) calls with the same arguments find
+    /// the result ready (or wait for the one compilation in flight) instead of running
+    /// NVRTC on the measurement's critical path.
+    ///
+    /// A bench calls this once, before measuring, with the define sets of every variant the
+    /// process will run ([`tuned::planned`](crate::tuned::planned) says which), in the order
+    /// they will run: the first is ready first, and the GPU measures while the rest compile.
+    /// It uses one thread fewer than the machine has cores (at least one), leaving one to the
+    /// measurement. Images already in the disk cache are only read.
+    ///
+    /// Errors of individual define sets are not returned here: each is remembered and
+    /// returned by the `compile` call for that set, so it fails the variant it belongs to.
+    /// This fails only when nothing can be compiled at all (no NVRTC, no device
+    /// architecture). Dropping the returned [`Precompile`] leaves the work going on;
+    /// [`Precompile::wait`] waits for it and says what happened.
+    ///
+    /// ```no_run
+    /// # fn f(cuda: &gputune_runtime::backend::cuda::CudaHandles) -> gputune_runtime::Result<()> {
+    /// const SOURCE: &str = "extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = IPT; }";
+    /// let sets: Vec<Vec<(&str, String)>> =
+    ///     [1, 2, 4, 8].iter().map(|ipt| vec![("IPT", ipt.to_string())]).collect();
+    /// let _background = cuda.precompile(SOURCE, &sets)?;
+    /// // …measure: each cuda.compile(SOURCE, &[("IPT", "4".into())]) finds its image ready.
+    /// # Ok(()) }
+    /// ```
+    pub fn precompile(
+        &self,
+        source: &str,
+        define_sets: &[Vec<(&str, String)>],
+    ) -> Result<Precompile> {
+        let cc = device_cc(&self.context)?;
+        let version = nvrtc_version()?;
+        let jobs: Vec<(Key, Vec<(String, String)>)> = define_sets
+            .iter()
+            .map(|defines| {
+                let owned = defines
+                    .iter()
+                    .map(|(n, v)| ((*n).to_string(), v.clone()))
+                    .collect();
+                (image_key(source, defines, cc, version), owned)
+            })
+            .collect();
+        let source: Arc<str> = Arc::from(source);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .saturating_sub(1)
+            .clamp(1, jobs.len().clamp(1, MAX_COMPILE_THREADS));
+        // The first NVRTC use of the process on this thread, not on a worker: some NVRTC
+        // versions crashed at exit when a child thread had initialised them (arrayfire#2707).
+        let _ = quietly(|| nvrtc::create_program(c"", None).map(Program));
+        let started = Instant::now();
+        let in_flight = InFlight::enter();
+        let handle = std::thread::Builder::new()
+            .name("gputune-precompile".into())
+            .spawn(move || {
+                let _in_flight = in_flight;
+                let next = AtomicUsize::new(0);
+                let summary = Mutex::new(PrecompileSummary::default());
+                std::thread::scope(|s| {
+                    for _ in 0..threads {
+                        s.spawn(|| loop {
+                            if EXITING.load(Ordering::SeqCst) {
+                                break;
+                            }
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some((key, defines)) = jobs.get(i) else {
+                                break;
+                            };
+                            let defines: Vec<(&str, String)> = defines
+                                .iter()
+                                .map(|(n, v)| (n.as_str(), v.clone()))
+                                .collect();
+                            let (result, origin) = cached_image(*key, &source, &defines, cc);
+                            let mut summary = summary.lock().unwrap_or_else(|e| e.into_inner());
+                            match (result, origin) {
+                                (Err((_, message)), _) => summary.failed.push(message),
+                                (Ok(_), Origin::Compiled) => summary.compiled += 1,
+                                (Ok(_), Origin::Disk) => summary.from_disk += 1,
+                                (Ok(_), Origin::Memory) => summary.in_memory += 1,
+                            }
+                        });
+                    }
+                });
+                let mut summary = summary.into_inner().unwrap_or_else(|e| e.into_inner());
+                summary.threads = threads;
+                summary.seconds = started.elapsed().as_secs_f64();
+                summary
+            })
+            .map_err(|e| Error::Device(format!("cannot start the compile threads: {e}")))?;
+        Ok(Precompile { handle })
+    }
+}
+
+/// Most threads [`CudaHandles::precompile`] uses: each NVRTC instance holds a few hundred MB
+/// while it compiles, and a host with many cores gains little from more.
+const MAX_COMPILE_THREADS: usize = 16;
+
+/// Set by [`finish_compilations`]: compile threads take no new job.
+static EXITING: AtomicBool = AtomicBool::new(false);
+
+/// Background compilations running, and the condition the exit waits on.
+static IN_FLIGHT: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// How long the exit waits for compilations in flight (each takes well under a second).
+const EXIT_WAIT: Duration = Duration::from_secs(30);
+
+/// One background compilation in flight, from [`InFlight::enter`] to drop.
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> InFlight {
+        *IN_FLIGHT.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut n = IN_FLIGHT.0.lock().unwrap_or_else(|e| e.into_inner());
+        *n = n.saturating_sub(1);
+        IN_FLIGHT.1.notify_all();
+    }
+}
+
+/// Stops the background compilations of [`CudaHandles::precompile`] from starting new work
+/// and waits (at most 30 s) for the ones running; the bench runner calls it before the
+/// process exits.
+///
+/// `exit` runs the libraries' static destructors while other threads still run, and NVRTC is
+/// a compiler with global state: destroying it under a compilation could crash the process at
+/// its very end, turning a finished run into a crash. A process that runs fewer states than
+/// it precompiled variants (every one failing fast, say) would otherwise get there.
+pub fn finish_compilations() {
+    EXITING.store(true, Ordering::SeqCst);
+    let deadline = Instant::now() + EXIT_WAIT;
+    let mut n = IN_FLIGHT.0.lock().unwrap_or_else(|e| e.into_inner());
+    while *n > 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        n = match IN_FLIGHT.1.wait_timeout(n, left) {
+            Ok((guard, _)) => guard,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
+    }
+}
+
+/// Compilations started by [`CudaHandles::precompile`], running in the background.
+#[derive(Debug)]
+pub struct Precompile {
+    handle: std::thread::JoinHandle<PrecompileSummary>,
+}
+
+impl Precompile {
+    /// Waits until every define set is compiled (or failed) and says what happened.
+    pub fn wait(self) -> PrecompileSummary {
+        self.handle.join().unwrap_or_else(|_| PrecompileSummary {
+            failed: vec!["a compile thread panicked".into()],
+            ..PrecompileSummary::default()
+        })
+    }
+
+    /// Whether every define set is done.
+    pub fn is_finished(&self) -> bool {
+        self.handle.is_finished()
+    }
+}
+
+/// What [`Precompile::wait`] reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PrecompileSummary {
+    /// Define sets NVRTC compiled.
+    pub compiled: usize,
+    /// Define sets read from the disk cache.
+    pub from_disk: usize,
+    /// Define sets this process had already compiled (or was compiling elsewhere).
+    pub in_memory: usize,
+    /// The errors of define sets that failed to compile.
+    pub failed: Vec<String>,
+    /// Threads that compiled.
+    pub threads: usize,
+    /// Wall time from the call to the last compilation, in seconds.
+    pub seconds: f64,
+}
+
+/// The in-process image cache of every context (images do not depend on the context).
+/// What a failed compilation leaves in the memo: its kind (NVRTC rejected the source, or
+/// something else went wrong) and the message.
+type CompileFailed = (ErrorKind, String);
+
+fn memo() -> &'static Memo<CompileFailed> {
+    static MEMO: OnceLock<Memo<CompileFailed>> = OnceLock::new();
+    MEMO.get_or_init(Memo::default)
+}
+
+/// The disk cache of this process, resolved once from the environment.
+fn disk_cache() -> Option<&'static DiskCache> {
+    static DISK: OnceLock<Option<DiskCache>> = OnceLock::new();
+    DISK.get_or_init(DiskCache::from_env).as_ref()
+}
+
+/// NVRTC's version, which is part of every cache key; an error without NVRTC.
+fn nvrtc_version() -> Result<(i32, i32)> {
+    static VERSION: OnceLock<std::result::Result<(i32, i32), String>> = OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            // SAFETY: only tries to dlopen the candidate library names; nothing is called.
+            if !unsafe { nvrtc_sys::is_culib_present() } {
+                return Err(NO_NVRTC.to_string());
+            }
+            quietly(|| {
+                let (mut major, mut minor) = (0, 0);
+                // SAFETY: writes two ints.
+                unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) }
+                    .result()
+                    .map(|()| (major, minor))
+                    .map_err(|e| format!("cannot read NVRTC's version: {e}"))
+            })
+            .unwrap_or_else(|panic| Err(format!("NVRTC cannot be used: {panic}")))
+        })
+        .clone()
+        .map_err(Error::Device)
+}
+
+/// The device's compute capability as `major * 10 + minor`.
+fn device_cc(context: &Arc<CudaContext>) -> Result<i32> {
+    let (major, minor) = context.compute_capability().map_err(device_error(
+        "reading the compute capability before compiling a kernel",
+    ))?;
+    Ok(major * 10 + minor)
+}
+
+/// The cache key of compiling `source` with `defines` for compute capability `cc`: the
+/// options of the first target tried (the device's own `sm_XY`) stand for the device.
+fn image_key(source: &str, defines: &[(&str, String)], cc: i32, version: (i32, i32)) -> Key {
+    let arch = u32::try_from(cc).unwrap_or(0);
+    Key::new(
+        source,
+        &nvrtc_options(defines, &Target::Cubin(arch)),
+        version,
+    )
+}
+
+/// The image for `key` from the caches, else compiled (and stored on disk).
+fn cached_image(
+    key: Key,
+    source: &str,
+    defines: &[(&str, String)],
+    cc: i32,
+) -> (std::result::Result<Arc<Image>, CompileFailed>, Origin) {
+    memo().get_or_compile(
+        key,
+        disk_cache(),
+        || {
+            compile_for(source, defines, cc).map_err(|e| {
+                let kind = e.kind();
+                match e {
+                    Error::Device(message) | Error::Compile(message) => (kind, message),
+                    other => (kind, other.to_string()),
+                }
+            })
+        },
+        |dir, e| {
+            // Once per process: a cache that cannot be written slows later runs, nothing else.
+            static WARNED: Once = Once::new();
+            WARNED.call_once(|| {
+                eprintln!(
+                    "warning: cannot write the kernel cache in {} ({e}); kernels are compiled \
+                     again in each process (set {KERNEL_CACHE_ENV} to another directory, or to \
+                     `off`)",
+                    dir.display()
+                );
+            });
+        },
+    )
 }
 
 /// [`CudaHandles::compile`] for any context.
@@ -159,14 +445,38 @@ pub(crate) fn load_module(
     source: &str,
     defines: &[(&str, String)],
 ) -> Result<Arc<CudaModule>> {
-    let (major, minor) = context.compute_capability().map_err(device_error(
-        "reading the compute capability before compiling a kernel",
-    ))?;
-    let image = compile_for(source, defines, major * 10 + minor)?;
-    // A driver that rejects the PTX (CUDA_ERROR_INVALID_PTX) classifies as a compile error.
-    context
-        .load_module(image)
-        .map_err(device_error("loading the compiled kernel module"))
+    /// Loaded modules by context and key: loading a module again for every state of every
+    /// variant would cost a driver call and device memory each time.
+    type Modules = Mutex<HashMap<(usize, Key), Arc<CudaModule>>>;
+    static MODULES: OnceLock<Modules> = OnceLock::new();
+
+    let cc = device_cc(context)?;
+    let key = image_key(source, defines, cc, nvrtc_version()?);
+    let modules = MODULES.get_or_init(Modules::default);
+    let id = (context.cu_ctx() as usize, key);
+    // A poisoned lock only means a thread panicked while inserting; the map is whole.
+    if let Some(m) = modules.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        return Ok(m.clone());
+    }
+    let image = cached_image(key, source, defines, cc)
+        .0
+        .map_err(|(kind, message)| match kind {
+            // NVRTC rejected the source: the variant does not build.
+            ErrorKind::Compile => Error::Compile(message),
+            _ => Error::Device(message),
+        })?;
+    // A driver that rejects the image (CUDA_ERROR_INVALID_PTX) classifies as a compile error.
+    let module = context
+        .load_module(Ptx::from_binary(image.bytes.clone()))
+        .map_err(device_error("loading the compiled kernel module"))?;
+    // Two threads may load the same module at once; the first one stored is the one shared.
+    let shared = modules
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(id)
+        .or_insert(module)
+        .clone();
+    Ok(shared)
 }
 
 /// The limits one kernel's launches must respect on its device.
@@ -955,6 +1265,11 @@ pub(crate) fn cudarc_error_kind(e: &(dyn std::error::Error + 'static)) -> Option
         })
 }
 
+/// Why nothing can be compiled on a machine without NVRTC.
+const NO_NVRTC: &str = "NVRTC (libnvrtc.so.13, part of the CUDA toolkit) could not be loaded, \
+                        so kernels cannot be compiled at run time: install the CUDA toolkit or \
+                        put its lib directory on LD_LIBRARY_PATH";
+
 /// Where NVRTC is asked to compile to, in the order tried.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
@@ -995,7 +1310,7 @@ fn nvrtc_options(defines: &[(&str, String)], target: &Target) -> Vec<String> {
 }
 
 /// Compiles `source` for compute capability `cc` (`major * 10 + minor`).
-pub(crate) fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<Ptx> {
+pub(crate) fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<Image> {
     let cc =
         u32::try_from(cc).map_err(|_| Error::Device(format!("invalid compute capability {cc}")))?;
     let src = CString::new(source)
@@ -1010,12 +1325,7 @@ pub(crate) fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> 
     }
     // SAFETY: only tries to dlopen the candidate library names; nothing is called.
     if !unsafe { nvrtc_sys::is_culib_present() } {
-        return Err(Error::Device(
-            "NVRTC (libnvrtc.so.13, part of the CUDA toolkit) could not be loaded, so kernels \
-             cannot be compiled at run time: install the CUDA toolkit or put its lib directory \
-             on LD_LIBRARY_PATH"
-                .into(),
-        ));
+        return Err(Error::Device(NO_NVRTC.into()));
     }
     let mut targets = vec![Target::Cubin(cc), Target::Ptx(cc)];
     let mut rejected = Vec::new();
@@ -1069,7 +1379,7 @@ fn compile_once(
     src: &CStr,
     options: &[String],
     target: &Target,
-) -> std::result::Result<Ptx, CompileFailure> {
+) -> std::result::Result<Image, CompileFailure> {
     let program = Program(
         nvrtc::create_program(src, Some(c"gputune_kernel.cu"))
             .map_err(|e| CompileFailure::Final(format!("NVRTC cannot create a program: {e}")))?,
@@ -1109,13 +1419,13 @@ fn compile_once(
             unsafe { nvrtc_sys::nvrtcGetCUBIN(program.0, cubin.as_mut_ptr().cast::<c_char>()) }
                 .result()
                 .map_err(|e| output("nvrtcGetCUBIN", e))?;
-            Ok(Ptx::from_binary(cubin))
+            Ok(Image::cubin(cubin))
         }
         Target::Ptx(_) => {
             // SAFETY: `program` compiled successfully.
             let ptx = unsafe { nvrtc::get_ptx(program.0) }.map_err(|e| output("nvrtcGetPTX", e))?;
-            // cudarc's loader wants the text without the terminating NUL NVRTC includes.
-            Ok(Ptx::from_src(c_chars_to_string(&ptx)))
+            // Kept NUL-terminated: the driver reads the image as a C string.
+            Ok(Image::ptx(&c_chars_to_string(&ptx)))
         }
     }
 }
@@ -1451,6 +1761,42 @@ mod tests {
     }
 
     #[test]
+    fn the_image_key_covers_defines_their_order_the_device_and_nvrtc() {
+        let src = "extern \"C\" __global__ void k() {}";
+        let d = |ipt: &str, tpb: &str| vec![("IPT", ipt.to_string()), ("TPB", tpb.to_string())];
+        let key = image_key(src, &d("4", "256"), 90, (13, 0));
+        assert_eq!(key, image_key(src, &d("4", "256"), 90, (13, 0)));
+        assert_eq!(
+            key,
+            Key::new(
+                src,
+                &nvrtc_options(&d("4", "256"), &Target::Cubin(90)),
+                (13, 0)
+            )
+        );
+        for other in [
+            image_key(src, &d("8", "256"), 90, (13, 0)),
+            image_key(src, &d("4", "128"), 90, (13, 0)),
+            image_key(src, &d("4", "256"), 100, (13, 0)),
+            image_key(src, &d("4", "256"), 90, (13, 1)),
+            image_key(
+                "extern \"C\" __global__ void j() {}",
+                &d("4", "256"),
+                90,
+                (13, 0),
+            ),
+            image_key(
+                src,
+                &[("TPB", "256".to_string()), ("IPT", "4".to_string())],
+                90,
+                (13, 0),
+            ),
+        ] {
+            assert_ne!(other, key);
+        }
+    }
+
+    #[test]
     fn launches_within_the_kernel_s_limits_pass() {
         let limits = h100_limits();
         assert!(limits
@@ -1513,6 +1859,41 @@ mod tests {
             other => panic!("expected a compile error, got {other:?}"),
         }
         assert!(compile_for(source, &[("BROKEN", "0".into())], 90).is_ok());
+    }
+
+    #[test]
+    fn finishing_waits_for_the_compilations_in_flight() {
+        let held = InFlight::enter();
+        let worker = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(60));
+            drop(held);
+        });
+        let started = Instant::now();
+        finish_compilations();
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        assert!(started.elapsed() < EXIT_WAIT);
+        assert!(
+            EXITING.load(Ordering::SeqCst),
+            "no new work starts after it"
+        );
+        assert_eq!(*IN_FLIGHT.0.lock().unwrap_or_else(|e| e.into_inner()), 0);
+        worker.join().expect("the worker ends");
+        // With nothing in flight it returns at once.
+        let started = Instant::now();
+        finish_compilations();
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn no_nvrtc_means_no_version_and_a_plain_error() {
+        // SAFETY: only tries to dlopen.
+        if unsafe { nvrtc_sys::is_culib_present() } {
+            return;
+        }
+        match nvrtc_version() {
+            Err(Error::Device(msg)) => assert!(msg.contains("NVRTC"), "{msg}"),
+            other => panic!("expected a device error, got {other:?}"),
+        }
     }
 
     #[test]

@@ -8,6 +8,8 @@
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(feature = "cuda")]
+pub mod kernel_cache;
 
 use crate::device::DeviceInfo;
 use crate::error::{BoxError, Result};

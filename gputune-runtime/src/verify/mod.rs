@@ -14,6 +14,11 @@
 #[cfg(feature = "cuda")]
 mod cuda;
 
+/// The element types of device buffers that verify (`CudaSlice<T>` is [`Verify`] for these);
+/// name it as a bound in code generic over the element type.
+#[cfg(feature = "cuda")]
+pub use cuda::DeviceElement;
+
 use serde::Serialize;
 
 use crate::error::{BoxError, ErrorKind};
