@@ -188,6 +188,18 @@ impl Plan<'_> {
             .collect()
     }
 
+    /// The rows of a variant whose last state has arrived: `(label, states, started)`.
+    fn finish(
+        &self,
+        ct: &CtWorkload,
+        (label, states, started): (String, Vec<Value>, Instant),
+        build_seconds: Option<f64>,
+    ) -> (String, Vec<Measurement>) {
+        let secs = started.elapsed().as_secs_f64();
+        let rows = self.rows(ct, &label, &states, secs, build_seconds);
+        (label, rows)
+    }
+
     /// Runs `labels` on one compile-time workload in as few bench processes as it takes:
     /// one, unless a variant crashes or hangs; that variant is recorded and the rest go on
     /// in a fresh process. `finished` gets each variant's rows as soon as its last state has
@@ -228,13 +240,9 @@ impl Plan<'_> {
             let outcome = protocol::run(bin, &args, &jsonl, limit, |event| {
                 match event {
                     protocol::Event::Variant(label) => {
-                        if let Some((prev, states, t)) = current.take() {
-                            let secs = t.elapsed().as_secs_f64();
-                            finished(
-                                &prev,
-                                self.rows(ct, &prev, &states, secs, build_seconds),
-                                out,
-                            )?;
+                        if let Some(done) = current.take() {
+                            let (prev, rows) = self.finish(ct, done, build_seconds);
+                            finished(&prev, rows, out)?;
                         }
                         let label = label.unwrap_or_else(|| "base".into());
                         started.push(label.clone());
@@ -252,13 +260,9 @@ impl Plan<'_> {
             match outcome.exit {
                 Exit::Code(code @ (2 | 3)) => protocol::check_exit(code, &outcome.stderr)?,
                 Exit::Code(0 | 1) => {
-                    if let Some((prev, states, t)) = current.take() {
-                        let secs = t.elapsed().as_secs_f64();
-                        finished(
-                            &prev,
-                            self.rows(ct, &prev, &states, secs, build_seconds),
-                            out,
-                        )?;
+                    if let Some(done) = current.take() {
+                        let (prev, rows) = self.finish(ct, done, build_seconds);
+                        finished(&prev, rows, out)?;
                     }
                     for label in remaining.iter().filter(|l| !started.contains(l)) {
                         let mut row = self.row(&ct.key, label, "*", 0.0, "crashed");

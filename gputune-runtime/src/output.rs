@@ -456,10 +456,7 @@ pub fn to_table(report: &RunReport) -> String {
         let with_variant = b
             .states
             .iter()
-            .any(|s| s.outcome.variant.as_deref().is_some_and(|v| v != "base"))
-            || b.states
-                .windows(2)
-                .any(|w| w[0].outcome.variant != w[1].outcome.variant);
+            .any(|s| s.outcome.variant.as_deref().is_some_and(|v| v != "base"));
         let mut header: Vec<String> = Vec::new();
         if with_variant {
             header.push("Variant".into());

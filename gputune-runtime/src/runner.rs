@@ -156,7 +156,7 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         ..CriterionParams::default()
     };
     params.extra.extend(cli.extra_params()?);
-    let config = ExecConfig {
+    let mut config = ExecConfig {
         criteria,
         criterion: cli.stopping_criterion.clone(),
         params,
@@ -173,7 +173,6 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         no_batch: cli.no_batch,
         variant: None,
     };
-    let mut config = config;
 
     if !cli.variant.is_empty() {
         if let Some(b) = benches.iter().find(|b| b.tunes.is_none()) {
@@ -199,19 +198,7 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
             .collect();
         crate::tuned::plan(function, &labels);
     }
-    let mut stream = match &cli.jsonl {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|source| Error::Io {
-                    path: path.clone(),
-                    source,
-                })?,
-        ),
-        None => None,
-    };
+    let mut stream = cli.jsonl.as_deref().map(EventStream::open).transpose()?;
 
     let mut backends = Backends::open(&benches, &cli)?;
     let mut report = RunReport {
@@ -236,12 +223,9 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
                 _ => None,
             };
             config.variant = requested.map(str::to_string);
-            if let (Some(file), Some(path)) = (stream.as_mut(), &cli.jsonl) {
-                let line = json!({ "event": "variant", "bench": b.name, "variant": requested });
-                writeln!(file, "{line}").map_err(|source| Error::Io {
-                    path: path.clone(),
-                    source,
-                })?;
+            if let Some(stream) = stream.as_mut() {
+                stream
+                    .emit(&json!({ "event": "variant", "bench": b.name, "variant": requested }))?;
             }
             for (type_index, inst) in b.live_instances() {
                 for point in value_points(b) {
@@ -301,17 +285,13 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
                         outcome,
                     };
                     eprintln!("{}", progress_line(&state));
-                    if let (Some(file), Some(path)) = (stream.as_mut(), &cli.jsonl) {
-                        let line = json!({
+                    if let Some(stream) = stream.as_mut() {
+                        stream.emit(&json!({
                             "event": "state",
                             "bench": b.name,
                             "variant": requested,
                             "state": output::state_json(&state, &report.devices),
-                        });
-                        writeln!(file, "{line}").map_err(|source| Error::Io {
-                            path: path.clone(),
-                            source,
-                        })?;
+                        }))?;
                     }
                     if state.outcome.device_lost() {
                         // Every later CUDA call would fail with the same error: report this
@@ -376,6 +356,39 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         .flat_map(|b| &b.states)
         .any(|s| s.status() == "failed");
     Ok(if failed { EXIT_FAILED } else { EXIT_OK })
+}
+
+/// `--jsonl FILE`: one line per event, each written whole (one `write`) as it happens, so a
+/// reader sees every finished state even if the process dies later.
+struct EventStream {
+    file: std::fs::File,
+    path: String,
+}
+
+impl EventStream {
+    fn open(path: &str) -> Result<EventStream> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|source| Error::Io {
+                path: path.to_string(),
+                source,
+            })?;
+        Ok(EventStream {
+            file,
+            path: path.to_string(),
+        })
+    }
+
+    fn emit(&mut self, event: &serde_json::Value) -> Result<()> {
+        self.file
+            .write_all(format!("{event}\n").as_bytes())
+            .map_err(|source| Error::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
 }
 
 /// `ipt_8.tpb_128` from `--variant scale.ipt_8.tpb_128` or `--variant ipt_8.tpb_128`.
