@@ -1309,6 +1309,28 @@ fn nvrtc_options(defines: &[(&str, String)], target: &Target) -> Vec<String> {
     options
 }
 
+/// Whether `source` compiles under NVRTC with `defines` for compute capability `cc`
+/// (`major * 10 + minor`), without a GPU: what kernel crates unit-test their sources with.
+///
+/// `Ok(false)` when NVRTC cannot be loaded (nothing to compile with); a rejected source is an
+/// [`Error::Compile`] with NVRTC's log.
+///
+/// ```
+/// # fn main() -> gputune_runtime::Result<()> {
+/// let source = r#"extern "C" __global__ void k(float* y) { y[threadIdx.x] = TPB; }"#;
+/// let checked = gputune_runtime::backend::cuda::compiles_for(source, &[("TPB", "256".into())], 90)?;
+/// # let _ = checked;
+/// # Ok(())
+/// # }
+/// ```
+pub fn compiles_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<bool> {
+    match compile_for(source, defines, cc) {
+        Ok(_) => Ok(true),
+        Err(Error::Device(m)) if m == NO_NVRTC => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Compiles `source` for compute capability `cc` (`major * 10 + minor`).
 pub(crate) fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<Image> {
     let cc =
