@@ -167,9 +167,23 @@ pub struct SearchArgs {
     /// The bundle directory of --build-only.
     #[arg(long, value_name = "DIR", requires = "build_only")]
     pub bundle: Option<PathBuf>,
-    /// Variants per batched build.
-    #[arg(long, default_value_t = 64, value_name = "N")]
+    /// Variants per batched build. Each batch is one bench process on the GPU host, and each
+    /// process pays a start-up (context, buffers, base's reference outputs), while a batch of
+    /// 256 small kernels builds about as fast as one of 64 (BENCHMARKS.md).
+    #[arg(long, default_value_t = 256, value_name = "N")]
     pub batch_size: usize,
+    /// Stop a variant's measurement early once it is more than FRACTION slower than the
+    /// fastest variant so far on the same workload (0.05 is 5 %): its first quartile is above
+    /// that best median (the bench's `--race`). Winners and near-winners are measured in full.
+    #[arg(long, default_value_t = 0.05, value_name = "FRACTION")]
+    pub race: f64,
+    /// Measure every variant in full, however slow.
+    #[arg(long, conflicts_with = "race")]
+    pub no_race: bool,
+    /// Also run the hot (batched) loop of every variant. Off by default: scores come from the
+    /// cold times, so a search adds `--no-batch` to the bench arguments.
+    #[arg(long)]
+    pub hot: bool,
     /// Kill a build after this many times the base build's time.
     #[arg(long, default_value_t = 10.0, value_name = "FACTOR")]
     pub build_limit: f64,

@@ -1,4 +1,4 @@
-//! Talking to bench binaries through protocol 2 (`docs/bench-json.md`): `--list`,
+//! Talking to bench binaries through protocol 3 (`docs/bench-json.md`): `--list`,
 //! `--devices`, and runs whose results come back as JSON. Nothing here links user code.
 
 use std::path::Path;
@@ -12,7 +12,7 @@ use crate::cli::Usage;
 use crate::process::{self, Exit};
 
 /// The protocol version this cargo-gputune speaks.
-pub const PROTOCOL: i64 = 2;
+pub const PROTOCOL: i64 = 3;
 
 /// A bench's exit code for "device lost": a sticky CUDA error made its context unusable
 /// after the state it reported last; the variant in progress crashed, and the rest run in a

@@ -173,7 +173,8 @@ impl Plan<'_> {
                 row.message = st["error"]
                     .as_str()
                     .or(st["skip_reason"].as_str())
-                    .map(str::to_string);
+                    .map(str::to_string)
+                    .or_else(|| raced(st));
                 row.center = protocol::summary(st, "nv/cold/time/gpu/median");
                 row.noise = protocol::summary(st, "nv/cold/time/gpu/stdev/relative");
                 row.bandwidth = protocol::summary(st, "nv/cold/bw/global/bytes_per_second");
@@ -311,6 +312,19 @@ impl Plan<'_> {
         }
         Ok(processes)
     }
+}
+
+/// The note for a state that lost the race (`--race`): it is measured, but not in full.
+fn raced(st: &Value) -> Option<String> {
+    let best = protocol::summary(st, "gputune/cold/raced/best")?;
+    let margin = protocol::summary(st, "gputune/cold/raced/margin").unwrap_or(f64::NAN);
+    let samples = st["samples"]["gpu"].as_array().map_or(0, Vec::len);
+    Some(format!(
+        "raced: stopped after {samples} samples, more than {:.0} % slower than the best so far \
+         ({:.3} us)",
+        margin * 100.0,
+        best * 1e6
+    ))
 }
 
 /// The store status of one streamed state.

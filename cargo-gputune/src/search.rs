@@ -125,6 +125,18 @@ pub fn search(
         // Entropy stops as soon as the distribution stops changing: what a search wants.
         bench_args.extend(["--stopping-criterion".to_string(), "entropy".to_string()]);
     }
+    if !s.hot && !bench_args.iter().any(|a| a == "--no-batch") {
+        bench_args.push("--no-batch".to_string());
+    }
+    if !s.no_race && !bench_args.iter().any(|a| a.starts_with("--race")) {
+        if !(s.race.is_finite() && s.race >= 0.0) {
+            return Err(anyhow::Error::new(Usage(format!(
+                "--race must be a fraction of zero or more (0.05 is 5 %), not {}",
+                s.race
+            ))));
+        }
+        bench_args.extend(["--race".to_string(), s.race.to_string()]);
+    }
     let mut searched_any = false;
 
     for target in ws.bench_targets(args)? {

@@ -66,6 +66,11 @@ pub struct Cli {
     /// Skip the hot (batched) measurement.
     #[arg(long)]
     pub no_batch: bool,
+    /// Race the variants of `--variant`: stop a state's cold loop early once its samples are
+    /// more than FRACTION slower than the fastest earlier variant's median for that state
+    /// (0.05 is 5 %). Off by default.
+    #[arg(long, value_name = "FRACTION")]
+    pub race: Option<f64>,
     /// Hot measurement: total device time to reach, in seconds.
     #[arg(long, default_value_t = 0.5, value_name = "SECONDS")]
     pub batch_target_time: f64,
@@ -99,6 +104,13 @@ impl Cli {
             if !(v.is_finite() && v > 0.0) {
                 return Err(Error::Usage(format!(
                     "{flag} must be a positive number, not {v}"
+                )));
+            }
+        }
+        if let Some(r) = self.race {
+            if !(r.is_finite() && r >= 0.0) {
+                return Err(Error::Usage(format!(
+                    "--race must be a fraction of zero or more (0.05 is 5 %), not {r}"
                 )));
             }
         }

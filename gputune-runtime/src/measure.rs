@@ -22,6 +22,8 @@ pub struct ColdSettings {
     /// Samples whose SM clock is below this fraction of the default clock are discarded as
     /// throttled. Default 0.75.
     pub throttle_threshold: f64,
+    /// Stop early once the state is clearly slower than a known best (`--race`). Default off.
+    pub race: Option<Race>,
 }
 
 impl Default for ColdSettings {
@@ -30,7 +32,43 @@ impl Default for ColdSettings {
             min_samples: 10,
             timeout: 15.0,
             throttle_threshold: 0.75,
+            race: None,
         }
+    }
+}
+
+/// Racing, as tuners race candidates: a variant whose samples are clearly slower than the
+/// fastest variant measured so far for the same state stops before its criterion does. A
+/// search only needs to rank such a variant below the winner, not to know its time to the
+/// last digit, and slow variants are where a search spends most of its samples.
+///
+/// The loop checks after [`Race::FIRST_CHECK`] samples and again each time the count doubles;
+/// it stops when the first quartile of the samples so far is above `best · (1 + margin)`,
+/// that is, when three quarters of them are more than `margin` slower than the best's
+/// median. Noise alone does not do that: for a variant as fast as the best, the first
+/// quartile sits below the best's median.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Race {
+    /// Median GPU time of the fastest variant so far for this state, seconds.
+    pub best: f64,
+    /// How much slower than `best` is clearly slower (`0.05` is 5 %).
+    pub margin: f64,
+}
+
+impl Race {
+    /// Samples before the first check.
+    pub const FIRST_CHECK: usize = 20;
+
+    /// Whether `samples` (the kept GPU times so far) lose the race at this count.
+    pub fn lost(&self, samples: &[f64]) -> bool {
+        let n = samples.len();
+        let checkpoint = n % Race::FIRST_CHECK == 0 && (n / Race::FIRST_CHECK).is_power_of_two();
+        if !checkpoint {
+            return false;
+        }
+        let mut sorted = samples.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        crate::stats::quantile_sorted(&sorted, 0.25) > self.best * (1.0 + self.margin)
     }
 }
 
@@ -47,6 +85,9 @@ pub struct ColdMeasurement {
     pub throttled_samples: u64,
     /// Whether the wall-clock timeout ended the loop rather than the criterion.
     pub timed_out: bool,
+    /// The race this state lost, if it did ([`ColdSettings::race`]): it stopped early, clearly
+    /// slower than that best.
+    pub raced: Option<Race>,
     /// Wall time of the whole loop, warm-up included, seconds.
     pub wall_time: f64,
 }
@@ -88,6 +129,7 @@ pub fn measure_cold_with_clock(
         sm_clock_rates: Vec::new(),
         throttled_samples: 0,
         timed_out: false,
+        raced: None,
         wall_time: 0.0,
     };
     loop {
@@ -103,8 +145,14 @@ pub fn measure_cold_with_clock(
                 m.sm_clock_rates.push(c);
             }
             criterion.add_measurement(sample.gpu_time);
-            if m.gpu_times.len() as u64 >= settings.min_samples && criterion.is_finished() {
-                break;
+            if m.gpu_times.len() as u64 >= settings.min_samples {
+                if criterion.is_finished() {
+                    break;
+                }
+                if let Some(race) = settings.race.filter(|r| r.lost(&m.gpu_times)) {
+                    m.raced = Some(race);
+                    break;
+                }
             }
         }
         if clock() > settings.timeout {
@@ -363,5 +411,61 @@ mod tests {
         assert_eq!(m.batch_size, 52);
         assert_eq!(m.batch_means.len(), 10);
         assert_eq!(m.mean(), cost);
+    }
+
+    fn race(best: f64, cost: f64) -> ColdMeasurement {
+        let (mut sim, wall) = Simulated::new(cost, 0.0);
+        let mut many = SampleCount::new(1000);
+        let settings = ColdSettings {
+            race: Some(Race { best, margin: 0.05 }),
+            ..ColdSettings::default()
+        };
+        measure_cold_with_clock(&mut sim, &mut noop(), &mut many, &settings, &|| wall.get())
+            .expect("simulated device does not fail")
+    }
+
+    #[test]
+    fn a_clearly_slower_state_loses_the_race_at_the_first_check() {
+        let m = race(1e-3, 1.06e-3);
+        assert_eq!(m.gpu_times.len(), Race::FIRST_CHECK);
+        assert_eq!(
+            m.raced,
+            Some(Race {
+                best: 1e-3,
+                margin: 0.05
+            })
+        );
+    }
+
+    #[test]
+    fn a_state_within_the_margin_runs_its_criterion_to_the_end() {
+        let m = race(1e-3, 1.04e-3);
+        assert_eq!(m.gpu_times.len(), 1000);
+        assert_eq!(m.raced, None);
+    }
+
+    #[test]
+    fn the_race_is_checked_when_the_count_doubles_and_on_the_first_quartile() {
+        let best = Race {
+            best: 1.0,
+            margin: 0.05,
+        };
+        let slow = |n: usize| vec![1.2; n];
+        assert!(!best.lost(&slow(19)));
+        assert!(best.lost(&slow(20)));
+        assert!(!best.lost(&slow(30)), "30 is not a checkpoint");
+        assert!(best.lost(&slow(40)));
+        assert!(!best.lost(&slow(60)));
+        assert!(best.lost(&slow(80)));
+        // Half the samples as fast as the best: the first quartile is, so it stays in.
+        let mixed: Vec<f64> = (0..40)
+            .map(|i| if i % 2 == 0 { 1.0 } else { 1.2 })
+            .collect();
+        assert!(!best.lost(&mixed));
+        // A quarter fast is not enough to stay in once the rest are clearly slower.
+        let mostly_slow: Vec<f64> = (0..40)
+            .map(|i| if i % 5 == 0 { 1.0 } else { 1.2 })
+            .collect();
+        assert!(best.lost(&mostly_slow));
     }
 }

@@ -13,7 +13,7 @@ use crate::stats::Summary;
 
 /// Version of the JSON document (major changes break readers).
 /// 1.3 added `error_kind` to states.
-pub const JSON_VERSION: (u32, u32, u32) = (1, 3, 0);
+pub const JSON_VERSION: (u32, u32, u32) = (1, 4, 0);
 
 /// Everything one run produced, as plain data.
 #[derive(Debug, Clone)]
@@ -250,6 +250,23 @@ pub fn summaries(outcome: &Outcome, device: Option<&DeviceInfo>) -> Vec<Value> {
             "Whether the wall-clock timeout ended the cold loop",
             json!(if cold.timed_out { 1 } else { 0 }),
         ));
+        if let Some(race) = &cold.raced {
+            out.push(summary(
+                "gputune/cold/raced/best",
+                "Raced",
+                "duration",
+                "The cold loop stopped early: its first quartile was more than the margin above \
+                 this best median of an earlier variant (--race)",
+                f(race.best),
+            ));
+            out.push(summary(
+                "gputune/cold/raced/margin",
+                "Race margin",
+                "percentage",
+                "The --race margin the state lost by",
+                f(race.margin),
+            ));
+        }
     }
     if let Some(hot) = &outcome.hot {
         out.push(summary(
@@ -499,7 +516,13 @@ pub fn to_table(report: &RunReport) -> String {
                 let device = s.device.and_then(|i| report.devices.get(i));
                 let gpu = Summary::of(&cold.gpu_times);
                 let cpu = Summary::of(&cold.cpu_times);
-                let timeout = if cold.timed_out { " (timeout)" } else { "" };
+                let timeout = if cold.timed_out {
+                    " (timeout)"
+                } else if cold.raced.is_some() {
+                    " (raced)"
+                } else {
+                    ""
+                };
                 row.push(format!("{}x{timeout}", cold.gpu_times.len()));
                 row.push(cpu.map_or("n/a".into(), |c| format_duration(c.mean)));
                 row.push(cpu.map_or("n/a".into(), |c| percent(c.stdev_relative)));

@@ -6,6 +6,7 @@
 //! 2 usage error, 3 no usable device, 4 device lost (a sticky CUDA error made the context
 //! unusable: the failing state is reported, then the process ends).
 
+use std::collections::HashMap;
 use std::io::Write;
 
 use clap::Parser;
@@ -19,13 +20,13 @@ use crate::cli::{AxisOverride, Cli};
 use crate::criterion::{Criteria, CriterionParams};
 use crate::device::BackendKind;
 use crate::error::{Error, ErrorKind, Result};
-use crate::measure::{ColdSettings, HotSettings};
+use crate::measure::{ColdSettings, HotSettings, Race};
 use crate::output::{self, BenchReport, RunReport, StateReport};
-use crate::state::{ExecConfig, State};
+use crate::state::{ExecConfig, Outcome, State};
 
 /// Version of the protocol between bench binaries and `cargo gputune`
 /// (`docs/bench-json.md`): 2 added `--variant` lists, `--jsonl` and `verification`.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 /// Exit code: every state ran.
 pub const EXIT_OK: i32 = 0;
@@ -164,6 +165,7 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
             min_samples: cli.min_samples,
             timeout: cli.timeout,
             throttle_threshold: cli.throttle_threshold / 100.0,
+            race: None,
         },
         hot: HotSettings {
             batch_target_time: cli.batch_target_time,
@@ -210,6 +212,8 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
     let mut done = 0usize;
     // The line for stderr once a state has lost the device: nothing runs after it.
     let mut lost: Option<String> = None;
+    // --race: the fastest median so far of each state (by bench and name), over variants.
+    let mut fastest: HashMap<(usize, String), f64> = HashMap::new();
     for (b, &index) in benches.iter().zip(&selected) {
         let mut states = Vec::new();
         // Variants outermost: a process that dies part-way has finished whole variants.
@@ -254,6 +258,10 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
                             ..Default::default()
                         },
                         Some(backend) => {
+                            config.cold.race = cli.race.and_then(|margin| {
+                                let best = *fastest.get(&(index, name.clone()))?;
+                                Some(Race { best, margin })
+                            });
                             let mut state = State::new(
                                 axis_values.clone(),
                                 backend,
@@ -284,6 +292,10 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
                         axis_values,
                         outcome,
                     };
+                    if let Some(median) = contender(&state.outcome) {
+                        let best = fastest.entry((index, state.name.clone())).or_insert(median);
+                        *best = best.min(median);
+                    }
                     eprintln!("{}", progress_line(&state));
                     if let Some(stream) = stream.as_mut() {
                         stream.emit(&json!({
@@ -428,6 +440,21 @@ fn check_variant(function: &str, requested: Option<&str>, outcome: &mut crate::s
     }
 }
 
+/// The median GPU time a state sets as the best to race against: only a complete, verified,
+/// successful measurement counts (one that timed out or lost a race is not a best).
+fn contender(outcome: &Outcome) -> Option<f64> {
+    let cold = outcome.cold.as_ref()?;
+    let failed = outcome.error.is_some() || outcome.skipped.is_some();
+    let unverified = outcome
+        .verification
+        .as_ref()
+        .is_some_and(|v| v.failure().is_some());
+    if failed || unverified || cold.timed_out || cold.raced.is_some() {
+        return None;
+    }
+    crate::stats::Summary::of(&cold.gpu_times).map(|s| s.median)
+}
+
 fn progress_line(s: &StateReport) -> String {
     let o = &s.outcome;
     if let Some(r) = &o.skipped {
@@ -444,7 +471,15 @@ fn progress_line(s: &StateReport) -> String {
                 g.map_or("n/a".into(), |g| output::format_duration(g.mean)),
                 c.gpu_times.len(),
                 g.map_or(f64::NAN, |g| g.stdev_relative * 100.0),
-                if c.timed_out { ", timed out" } else { "" }
+                match (c.timed_out, c.raced) {
+                    (true, _) => ", timed out".to_string(),
+                    (false, Some(r)) => format!(
+                        ", raced: more than {:.0}% slower than the best so far ({})",
+                        r.margin * 100.0,
+                        output::format_duration(r.best)
+                    ),
+                    (false, None) => String::new(),
+                }
             );
             if let Some(h) = &o.hot {
                 line.push_str(&format!(

@@ -396,8 +396,10 @@ impl<'r> State<'r> {
             }
         };
         let estimate = crate::stats::mean(&cold.gpu_times);
+        let raced = cold.raced.is_some();
         self.outcome.cold = Some(cold);
-        if no_batch {
+        // A variant that lost the race is out of contention: its hot time would not be used.
+        if no_batch || raced {
             return;
         }
         match measure::measure_hot(self.backend, &mut f, estimate, &self.config.hot) {

@@ -63,7 +63,7 @@ fn list_describes_benches_and_axes() {
     let out = run(reduce(), &["--list"]);
     assert!(out.status.success());
     let doc: Value = serde_json::from_slice(&out.stdout).expect("--list prints JSON");
-    assert_eq!(doc["protocol"], 2);
+    assert_eq!(doc["protocol"], 3);
     let b = &doc["benchmarks"][0];
     assert_eq!(b["name"], "reduce");
     assert_eq!(b["backend"], "cpu");

@@ -281,3 +281,86 @@ fn pipelined_search_stores_every_variant_and_shows_commands() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn slow_variants_lose_the_race_and_the_fastest_is_measured_in_full() {
+    let _spin = gputune_tests::spin_lock();
+    let bin = gputune_tests::cargo_gputune();
+    let dir = gputune_tests::temp_dir("race");
+    let db = dir.join("store.db");
+    // Racing is a search default; 100 samples leave room for the checks at 20, 40 and 80.
+    let out = gputune(
+        &bin,
+        &db,
+        &[
+            "search",
+            "-v",
+            "-a",
+            "Steps{io}=40000",
+            "--",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "100",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--race 0.05"), "{stderr}");
+    assert!(stderr.contains("--no-batch"), "{stderr}");
+    // The batch's order, from the command `-v` shows: `--variant spin.work_4,spin.work_1,…`.
+    let order: Vec<&str> = stderr
+        .split("--variant ")
+        .filter_map(|rest| rest.split_whitespace().next())
+        .find(|list| list.contains("work_"))
+        .expect("the batch command")
+        .split(',')
+        .map(|l| l.trim_start_matches("spin."))
+        .collect();
+    let work = |label: &str| -> u32 {
+        label
+            .strip_prefix("work_")
+            .and_then(|w| w.parse().ok())
+            .expect("a work label")
+    };
+
+    let store = rusqlite::Connection::open(&db).expect("the store opens");
+    let mut query = store
+        .prepare("SELECT variant, status, samples, message FROM results")
+        .expect("query");
+    let rows: Vec<(String, String, String, Option<String>)> = query
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .expect("rows")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    let mut lost = 0;
+    for (variant, status, samples, message) in &rows {
+        assert_eq!(status, "ok", "{variant}");
+        let n = serde_json::from_str::<Vec<f64>>(samples)
+            .expect("samples")
+            .len();
+        let position = order.iter().position(|l| l == variant);
+        // work_k takes k times work_1's time: a variant is clearly out once any variant with
+        // less work has run before it in the same process. Base runs alone, in full.
+        let raced = position.is_some_and(|p| order[..p].iter().any(|&e| work(e) < work(variant)));
+        if raced {
+            lost += 1;
+            assert_eq!(n, 20, "{variant} stops at the first check");
+            let message = message.as_deref().unwrap_or_default();
+            assert!(
+                message.starts_with("raced: stopped after 20 samples"),
+                "{message}"
+            );
+        } else {
+            assert_eq!(
+                n, 100,
+                "{variant} ({position:?} in {order:?}) runs to its criterion"
+            );
+            assert_eq!(message, &None, "{variant}");
+        }
+    }
+    // The seeded order is not slowest-first, so the race had losers.
+    assert!(lost > 0, "{order:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -851,22 +851,25 @@ impl Backend for CudaBackend {
             .context
             .bind_to_thread()
             .map_err(device_error("binding the CUDA context"))?;
-        if let Some(flush) = &self.flush {
-            // SAFETY: `ptr` and `bytes` describe the live allocation owned by `flush`.
-            unsafe { driver::memset_d8_async(flush.ptr, 0, flush.bytes, stream.cu_stream()) }
-                .map_err(device_error("flushing L2"))?;
-        }
-        stream
-            .synchronize()
-            .map_err(device_error("synchronising before a sample"))?;
-
-        let cpu_start = Instant::now();
+        // The previous sample ended with a synchronize, so nothing on the device reads these.
         let shared = self.mapped.shared();
         for t in &shared.timestamps {
             t.store(0, Ordering::Relaxed);
         }
         shared.timeout_marker.store(0, Ordering::Relaxed);
         shared.flag.store(0, Ordering::SeqCst);
+
+        let cpu_start = Instant::now();
+        // The flush is enqueued, not waited for (nvbench synchronises here): the spin kernel
+        // behind it holds the stream, so the start event still follows the flush, and the host
+        // enqueues the sample's launches while the device writes the flush buffer instead of
+        // leaving the device idle for a synchronisation round trip. The CPU time therefore
+        // includes the flush.
+        if let Some(flush) = &self.flush {
+            // SAFETY: `ptr` and `bytes` describe the live allocation owned by `flush`.
+            unsafe { driver::memset_d8_async(flush.ptr, 0, flush.bytes, stream.cu_stream()) }
+                .map_err(device_error("flushing L2"))?;
+        }
         let held = {
             // Releases the spin kernel even if the user's closure panics.
             let _release = Release(&shared.flag);
