@@ -3,20 +3,42 @@
 # under 64 MiB). The GPU machine has no Rust toolchain; these binaries load libcuda and
 # libnvrtc at run time, so they build anywhere.
 #
-# - .gpu/scale: the scale bench with two variants compiled in (ipt 1 and 8 at tpb 256), for
-#   gpu-measurement.sh (issue #2's measurement).
-# - .gpu/scale-bundle: `cargo gputune search --build-only --bundle` of the whole scale space
-#   (155 variants, T=f32, 2^26 elements, no hot loop: a search scores cold times only), for
-#   gpu-scale.sh (issue #5's search).
-# - .gpu/stencil-autotune and .gpu/stencil-bundle: the runtime autotuner's stencil and the same
-#   kernel under #[tune], for gpu-autotune.sh (issue #7).
-# - .gpu/faults-bundle: the CUDA fault-injection search, for scripts/gpu-faults.sh (issue #6).
+#   bash scripts/build-gpu.sh [PART…]      (default: every part)
+#
+# Parts:
+# - measurement: .gpu/scale, the scale bench with two variants compiled in (ipt 1 and 8 at
+#   tpb 256), for gpu-measurement.sh (issue #2's measurement).
+# - scale: .gpu/scale-bundle, `cargo gputune search --build-only --bundle` of the whole scale
+#   space (155 variants, T=f32, 2^26 elements) with default search settings, and
+#   .gpu/scale-full-bundle, the same with --no-race (every variant measured in full: the
+#   reference the raced search's winner is checked against). For gpu-suite.sh (issue #5).
+# - reduce: .gpu/reduce-bundle, the two-pass sum's space at 2^28 f32, default settings.
+# - transpose: .gpu/transpose-bundle, the tiled transpose's space at 16384² f32, default settings.
+# - autotune: .gpu/stencil-autotune and .gpu/stencil-bundle, the runtime autotuner's stencil and
+#   the same kernel under #[tune], for gpu-autotune.sh (issue #7).
+# - faults: .gpu/faults-bundle, the CUDA fault-injection search, for gpu-faults.sh (issue #6).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+parts=${*:-measurement scale reduce transpose autotune faults}
 mkdir -p .gpu
-GPUTUNE_VARIANTS='scale.ipt_1.tpb_256,scale.ipt_8.tpb_256' \
-cargo build --release -p gputune-example-scale-cuda --benches --message-format=json \
-  | python3 -c '
+# The bundles copy the cargo-gputune that builds them, so build a release one first.
+cargo build --release --quiet -p cargo-gputune
+gputune=$(cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/cargo-gputune
+
+bundle() { # directory, then the search's arguments
+  local dir=$1
+  shift
+  rm -rf "$dir"
+  "$gputune" gputune "$@" --build-only --bundle "$dir"
+}
+
+for part in $parts; do
+  case $part in
+    measurement)
+      GPUTUNE_VARIANTS='scale.ipt_1.tpb_256,scale.ipt_8.tpb_256' \
+      cargo build --release -p gputune-example-scale-cuda --benches --message-format=json \
+        | python3 -c '
 import json, shutil, sys
 for line in sys.stdin:
     m = json.loads(line)
@@ -25,30 +47,42 @@ for line in sys.stdin:
         shutil.copy(m["executable"], dst)
         print("built", dst)
 '
-# The bundles copy the cargo-gputune that builds them, so build a release one first.
-cargo build --release --quiet -p cargo-gputune
-gputune=$(cargo metadata --format-version 1 --no-deps \
-  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/cargo-gputune
-rm -rf .gpu/scale-bundle
-"$gputune" gputune -p gputune-example-scale-cuda search --build-only --bundle .gpu/scale-bundle \
-  -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26' -- --no-batch
-# The runtime autotuner's stencil (issue #7) and, as a bundle, the same kernel under #[tune]
-# for `run-bundle` to rank its block sizes on the GPU machine.
-cargo build --release --quiet -p gputune-example-stencil --features cuda --bin stencil-autotune
-cp target/release/stencil-autotune .gpu/
-rm -rf .gpu/stencil-bundle
-"$gputune" gputune -p gputune-example-stencil -F cuda search --build-only --bundle .gpu/stencil-bundle
-# The CUDA fault-injection search: sample counts, not noise, end each state, so that every
-# state finishes well inside the run limit (1x base's run, at least 2 s) that kills the
-# hanging variants. Run it there with `bash scripts/gpu-faults.sh OUTDIR`.
-rm -rf .gpu/faults-bundle
-"$gputune" gputune -p gputune-example-faults --features cuda --bench faults-cuda \
-  search --build-only --bundle .gpu/faults-bundle --run-limit 1 -- \
-  --stopping-criterion sample-count --target-samples 100 --no-batch
+      ;;
+    scale)
+      bundle .gpu/scale-bundle -p gputune-example-scale-cuda search \
+        -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26'
+      bundle .gpu/scale-full-bundle -p gputune-example-scale-cuda search --no-race \
+        -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26'
+      ;;
+    reduce)
+      bundle .gpu/reduce-bundle -p gputune-example-reduce-cuda search \
+        -a 'T{ct}=f32' -a 'Elements{io}[pow2]=28'
+      ;;
+    transpose)
+      bundle .gpu/transpose-bundle -p gputune-example-transpose-cuda search \
+        -a 'T{ct}=f32' -a 'Side{io}[pow2]=14'
+      ;;
+    autotune)
+      cargo build --release --quiet -p gputune-example-stencil --features cuda --bin stencil-autotune
+      cp target/release/stencil-autotune .gpu/
+      bundle .gpu/stencil-bundle -p gputune-example-stencil -F cuda search
+      ;;
+    faults)
+      # Sample counts, not noise, end each state, so that every state finishes well inside the
+      # run limit (1x base's run, at least 2 s) that kills the hanging variants.
+      bundle .gpu/faults-bundle -p gputune-example-faults --features cuda --bench faults-cuda \
+        search --run-limit 1 -- --stopping-criterion sample-count --target-samples 100
+      ;;
+    *)
+      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults)" >&2
+      exit 2
+      ;;
+  esac
+done
 # The release and bench profiles strip already; strip again in case a profile changes.
 if command -v strip > /dev/null; then
-  strip .gpu/scale .gpu/stencil-autotune .gpu/*-bundle/cargo-gputune .gpu/*-bundle/bin/*
+  find .gpu -maxdepth 3 -type f -perm -u+x \( -name 'cargo-gputune' -o -path '*/bin/*' \
+    -o -name scale -o -name stencil-autotune \) -exec strip {} + 2> /dev/null || true
 fi
-cp scripts/gpu-measurement.sh scripts/summarize-measurement.py scripts/gpu-scale.sh \
-  scripts/summarize-scale.py scripts/gpu-autotune.sh scripts/summarize-autotune.py .gpu/
-du -sh .gpu .gpu/*-bundle
+cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py .gpu/
+du -sh .gpu .gpu/*-bundle 2> /dev/null
