@@ -7,7 +7,7 @@
 // happens in shared memory, where reading a column is cheap. Each thread moves
 // TILE / BLOCK_ROWS elements each way, and issues all its loads before the first store, so
 // that they are in flight together. Tiles that stick out of the matrix (sides that are not
-// multiples of TILE) are bounds-checked.
+// multiples of TILE) are bounds-checked; the others, a block-uniform test away, are not.
 //
 // PAD extra elements per tile row change the stride of a column read so that a warp's
 // reads fall in different banks: with PAD 0 a column of floats of a 32-wide tile is all in
@@ -38,9 +38,18 @@ transpose(const VALUE_T* __restrict__ in, VALUE_T* __restrict__ out, unsigned ro
         const VALUE_T* src = in + ((unsigned long long)(row0 + ty) * cols + c);
         const unsigned long long step = (unsigned long long)BLOCK_ROWS * cols;
         VALUE_T v[TILE / BLOCK_ROWS];
+        if (row0 + TILE <= rows) {
+            // The whole tile is inside (all but the last row of tiles): no checks, which
+            // also lets the compiler compute the addresses as steps from one base.
 #pragma unroll
-        for (unsigned k = 0; k < TILE / BLOCK_ROWS; ++k) {
-            v[k] = row0 + ty + k * BLOCK_ROWS < rows ? src[k * step] : VALUE_T(0);
+            for (unsigned k = 0; k < TILE / BLOCK_ROWS; ++k) {
+                v[k] = src[k * step];
+            }
+        } else {
+#pragma unroll
+            for (unsigned k = 0; k < TILE / BLOCK_ROWS; ++k) {
+                v[k] = row0 + ty + k * BLOCK_ROWS < rows ? src[k * step] : VALUE_T(0);
+            }
         }
         // Elements outside the matrix are stored too (as zeros) but never read back: an
         // element of the tile is written out only where its input position is inside.
@@ -55,9 +64,16 @@ transpose(const VALUE_T* __restrict__ in, VALUE_T* __restrict__ out, unsigned ro
     if (r < rows) {
         VALUE_T* dst = out + ((unsigned long long)(col0 + ty) * rows + r);
         const unsigned long long step = (unsigned long long)BLOCK_ROWS * rows;
+        if (col0 + TILE <= cols) {
 #pragma unroll
-        for (unsigned k = 0; k < TILE / BLOCK_ROWS; ++k) {
-            if (col0 + ty + k * BLOCK_ROWS < cols) dst[k * step] = tile[tx][ty + k * BLOCK_ROWS];
+            for (unsigned k = 0; k < TILE / BLOCK_ROWS; ++k) {
+                dst[k * step] = tile[tx][ty + k * BLOCK_ROWS];
+            }
+        } else {
+#pragma unroll
+            for (unsigned k = 0; k < TILE / BLOCK_ROWS; ++k) {
+                if (col0 + ty + k * BLOCK_ROWS < cols) dst[k * step] = tile[tx][ty + k * BLOCK_ROWS];
+            }
         }
     }
 }
