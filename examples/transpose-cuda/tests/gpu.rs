@@ -1,0 +1,129 @@
+//! The kernel on a GPU, where there is one: every point of the space, for `f32` and `f64`,
+//! on shapes whose sides are not multiples of the tiles (partial tiles at both far edges,
+//! single rows and columns), checked on the host, with a guard after the output that no
+//! variant may write. Passes with a note where there is no NVIDIA driver, GPU or NVRTC (CI).
+
+use gputune_example_transpose_cuda::{
+    check_transposed, defines, fill_input, parameters, transpose, Element, Transpose, SOURCE,
+};
+use gputune_runtime::backend::cuda::{compiles_for, CudaBackend, CudaHandles};
+use gputune_runtime::backend::Backend;
+use gputune_runtime::Error;
+
+/// `(rows, cols)` of the matrices each point transposes.
+const SHAPES: [(usize, usize); 8] = [
+    (1, 1),
+    (1, 100),
+    (100, 1),
+    (33, 47),
+    (257, 129),
+    (1000, 777),
+    (64, 4096),
+    (4096, 64),
+];
+
+/// Elements after the output that no variant may touch.
+const GUARD: usize = 4096;
+
+/// `(tile, rows, pad)` of every point of the space, as the build script enumerated it.
+fn space() -> Vec<(u32, u32, u32)> {
+    let manifest: serde_json::Value = serde_json::from_str(include_str!(concat!(
+        env!("OUT_DIR"),
+        "/gputune/manifest.json"
+    )))
+    .expect("the build script's manifest is JSON");
+    let function = manifest["functions"]
+        .as_array()
+        .expect("functions")
+        .iter()
+        .find(|f| f["name"] == "transpose")
+        .expect("transpose is a tuned function");
+    function["labels"]
+        .as_array()
+        .expect("labels")
+        .iter()
+        .map(|l| parameters(l.as_str().expect("a label")).expect("a label of the space"))
+        .collect()
+}
+
+/// The device and NVRTC, or why the test cannot run here.
+fn device() -> Result<CudaBackend, String> {
+    match compiles_for(SOURCE, &defines::<f32>(32, 8, 1), 90) {
+        Ok(true) => {}
+        Ok(false) => return Err("NVRTC is not installed".into()),
+        Err(e) => panic!("the base kernel does not compile: {e}"),
+    }
+    CudaBackend::open(0).map_err(|e| e.to_string())
+}
+
+/// Transposes every shape with every point for `T` and checks the answers.
+fn every_point_on_every_shape<T: Element>(cuda: &CudaHandles, space: &[(u32, u32, u32)]) {
+    let stream = &cuda.stream;
+    for (rows, cols) in SHAPES {
+        let n = rows * cols;
+        let input = stream
+            .clone_htod(&fill_input::<T>(rows, cols))
+            .expect("input");
+        let poison = T::from_f64(-1.5);
+        for &(tile, block_rows, pad) in space {
+            let label = format!("tile_{tile}.rows_{block_rows}.pad_{pad} {rows}×{cols}");
+            let mut output = stream.clone_htod(&vec![poison; n + GUARD]).expect("output");
+            Transpose::get::<T>(stream, tile, block_rows, pad)
+                .and_then(|t| t.launch(stream, &input, &mut output, rows, cols))
+                .unwrap_or_else(|e| panic!("{label}: {e}"));
+            let host = stream.clone_dtoh(&output).expect("copy back");
+            check_transposed(&host[..n], rows, cols).unwrap_or_else(|e| panic!("{label}: {e}"));
+            assert!(
+                host[n..].iter().all(|&x| x == poison),
+                "{label}: wrote past the output"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_variant_transposes_every_shape() {
+    let backend = match device() {
+        Ok(b) => b,
+        Err(why) => {
+            eprintln!("no GPU test: {why}");
+            return;
+        }
+    };
+    let cuda = backend
+        .cuda()
+        .expect("the CUDA backend has handles")
+        .clone();
+    let space = space();
+    every_point_on_every_shape::<f32>(&cuda, &space);
+    every_point_on_every_shape::<f64>(&cuda, &space);
+
+    // The tuned function itself (base here: no variant is selected in a test build).
+    let (rows, cols) = (300, 200);
+    let input = cuda
+        .stream
+        .clone_htod(&fill_input::<f32>(rows, cols))
+        .expect("input");
+    let mut output = cuda.stream.alloc_zeros::<f32>(rows * cols).expect("output");
+    transpose(&cuda.stream, &input, &mut output, rows, cols).expect("base launches");
+    let host = cuda.stream.clone_dtoh(&output).expect("copy back");
+    check_transposed(&host, rows, cols).expect("base transposes");
+
+    // Too small a buffer is refused before launching.
+    let e = transpose(&cuda.stream, &input, &mut output, rows + 1, cols).expect_err("too small");
+    assert!(e.to_string().contains("needs"), "{e}");
+
+    // A grid over the device's limit (65535 row tiles of 8) is an invalid launch, which a
+    // search records as `invalid`, not a failed launch.
+    let rows = 8 * 65535 + 1;
+    let input = cuda.stream.alloc_zeros::<f32>(rows).expect("input");
+    let mut output = cuda.stream.alloc_zeros::<f32>(rows).expect("output");
+    let e = Transpose::get::<f32>(&cuda.stream, 8, 8, 1)
+        .and_then(|t| t.launch(&cuda.stream, &input, &mut output, rows, 1))
+        .expect_err("65536 row tiles");
+    match e.downcast_ref::<Error>() {
+        Some(Error::InvalidLaunch(why)) => assert!(why.contains("grid"), "{why}"),
+        _ => panic!("not an invalid launch: {e}"),
+    }
+    cuda.stream.synchronize().expect("no error on the stream");
+}
