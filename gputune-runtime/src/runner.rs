@@ -89,6 +89,18 @@ pub fn main_with(benches: Vec<Bench>, criteria: Criteria) -> ! {
     std::process::exit(code)
 }
 
+/// Writes `text` to stdout. A reader that stopped reading (`--list | head`) is not the
+/// bench's failure: a broken pipe ends the output quietly where `print!` would panic.
+fn to_stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("warning: writing to stdout failed: {e}");
+        }
+        _ => {}
+    }
+}
+
 /// Runs the bench binary with `args` (the first being the program name) and returns the
 /// exit code. Errors are usage errors or a device that cannot be opened; a device lost while
 /// running ends the run early with [`EXIT_DEVICE_LOST`] (the results so far are written, and
@@ -99,7 +111,7 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                print!("{e}");
+                to_stdout(&e.to_string());
                 return Ok(EXIT_OK);
             }
             // clap's first line names the problem and what is allowed; the rest is usage.
@@ -124,10 +136,8 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
     apply_overrides(&mut benches, &cli.axes)?;
 
     if cli.list {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&list_json(&benches, &selected)).unwrap_or_default()
-        );
+        let list = serde_json::to_string_pretty(&list_json(&benches, &selected));
+        to_stdout(&format!("{}\n", list.unwrap_or_default()));
         return Ok(EXIT_OK);
     }
 
@@ -137,7 +147,10 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
             "protocol": PROTOCOL,
             "devices": backends.devices().iter().map(output::device_json).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        to_stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        ));
         return Ok(EXIT_OK);
     }
 
@@ -346,15 +359,14 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
     match cli.json.as_deref() {
         Some("-") => {
             eprint!("{table}");
-            println!("{text}");
+            to_stdout(&format!("{text}\n"));
         }
         Some(path) => {
-            print!("{table}");
+            to_stdout(&table);
             write_atomically(path, &text)?;
         }
-        None => print!("{table}"),
+        None => to_stdout(&table),
     }
-    let _ = std::io::stdout().flush();
     if let Some(line) = lost {
         eprintln!(
             "error: device lost {line} (exit {EXIT_DEVICE_LOST}: the process ends here, the \

@@ -295,3 +295,19 @@ fn the_scale_bench_tunes_scale_and_measures_the_copy_roof() {
         "the copy is the roof, not tuned"
     );
 }
+
+#[test]
+fn a_reader_that_stops_reading_ends_the_output_quietly() {
+    // `--list | head -1`: the read end is closed before the bench writes its JSON.
+    let mut child = Command::new(reduce())
+        .arg("--list")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the bench starts");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("the bench ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
