@@ -23,6 +23,7 @@ pub mod cli;
 pub mod criterion;
 pub mod device;
 pub mod error;
+pub mod kept;
 pub mod launch;
 pub mod measure;
 pub mod output;

@@ -8,15 +8,12 @@
 //! (`precompile`), and each workload's device buffers (and the exact sum of its input) are
 //! made once per process and kept from one variant to the next.
 
-use std::any::{Any, TypeId};
-use std::sync::{Mutex, MutexGuard};
-
 use gputune_example_reduce_cuda::{input, max_partials, precompile, sum, Element};
-use gputune_runtime::backend::cuda::{CudaHandles, Precompile};
+use gputune_runtime::backend::cuda::{precompile_once, CudaHandles};
 use gputune_runtime::cudarc::driver::CudaSlice;
 use gputune_runtime::device::BackendKind;
 use gputune_runtime::verify::{Tolerance, Verify};
-use gputune_runtime::{type_instances, Bench, BenchResult, State};
+use gputune_runtime::{kept, type_instances, Bench, BenchResult, BoxError, State};
 
 /// The buffers of one workload (element type and length).
 struct Workload<T> {
@@ -32,22 +29,6 @@ struct Workload<T> {
     copy: Option<CudaSlice<T>>,
 }
 
-/// Workloads by element type and length, kept across the variants a process runs. A static,
-/// never dropped: the driver frees device memory when the process ends, and nothing at exit
-/// waits on a device that may be in trouble.
-static WORKLOADS: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
-
-/// One kept workload: element type, length, and the `Workload<T>`.
-type Kept = (TypeId, usize, Box<dyn Any + Send>);
-
-/// Element types whose kernels were handed to `precompile`, and the compilations in flight.
-static PRECOMPILED: Mutex<(Vec<TypeId>, Vec<Precompile>)> = Mutex::new((Vec::new(), Vec::new()));
-
-/// Locks `m`; a poisoned lock only means a bench function panicked, and the data is whole.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Runs `f` on the workload of `n` elements of `T`: the kept one, else a new one (input
 /// made on the host's cores and copied over), kept again afterwards.
 fn with_workload<T: Element>(
@@ -55,76 +36,23 @@ fn with_workload<T: Element>(
     n: usize,
     f: impl FnOnce(&mut Workload<T>) -> BenchResult,
 ) -> BenchResult {
-    let kept = {
-        let mut all = lock(&WORKLOADS);
-        let found = all
-            .iter()
-            .position(|(t, len, _)| *t == TypeId::of::<T>() && *len == n);
-        found.map(|i| all.swap_remove(i).2)
+    let make = || -> Result<Workload<T>, BoxError> {
+        let (host, exact) = input::<T>(n);
+        Ok(Workload {
+            x: cuda.stream.clone_htod(&host)?,
+            exact,
+            partials: cuda.stream.alloc_zeros::<T>(max_partials(&cuda.context)?)?,
+            out: cuda.stream.alloc_zeros::<T>(1)?,
+            copy: None,
+        })
     };
-    let mut w = match kept.and_then(|w| w.downcast::<Workload<T>>().ok()) {
-        Some(w) => w,
-        None => {
-            let (host, exact) = input::<T>(n);
-            Box::new(Workload {
-                x: cuda.stream.clone_htod(&host)?,
-                exact,
-                partials: cuda.stream.alloc_zeros::<T>(max_partials(&cuda.context)?)?,
-                out: cuda.stream.alloc_zeros::<T>(1)?,
-                copy: None,
-            })
-        }
-    };
-    let result = f(&mut w);
-    lock(&WORKLOADS).push((TypeId::of::<T>(), n, w));
-    result
-}
-
-/// Starts compiling every requested variant's kernels for `T`, once per process and type,
-/// and reports finished background compilations on stderr.
-fn start_precompile<T: Element>(cuda: &CudaHandles) -> BenchResult {
-    let first = {
-        let mut p = lock(&PRECOMPILED);
-        let first = !p.0.contains(&TypeId::of::<T>());
-        if first {
-            p.0.push(TypeId::of::<T>());
-        }
-        first
-    };
-    if first {
-        if let Some(work) = precompile::<T>(cuda)? {
-            lock(&PRECOMPILED).1.push(work);
-        }
-    }
-    let done: Vec<Precompile> = {
-        let pending = &mut lock(&PRECOMPILED).1;
-        let (done, running) = std::mem::take(pending)
-            .into_iter()
-            .partition(Precompile::is_finished);
-        *pending = running;
-        done
-    };
-    for work in done {
-        let s = work.wait();
-        eprintln!(
-            "Note: precompiled {} kernel module(s) in {:.2} s on {} thread(s): {} compiled, {} \
-             from the disk cache, {} already in memory, {} failed",
-            s.compiled + s.from_disk + s.in_memory + s.failed.len(),
-            s.seconds,
-            s.threads,
-            s.compiled,
-            s.from_disk,
-            s.in_memory,
-            s.failed.len()
-        );
-    }
-    Ok(())
+    kept::with(n, make, f)?
 }
 
 fn bench_sum<T: Element>(state: &mut State<'_>) -> BenchResult {
     let n = usize::try_from(state.get_int64("Elements{io}")?)?;
     let cuda = state.cuda()?.clone();
-    start_precompile::<T>(&cuda)?;
+    precompile_once(T::CUDA_TYPE, || precompile::<T>(&cuda))?;
     // CUB's counting: the input read once and the one result written; the partials (a few
     // KiB, in L2) are not counted.
     state.add_element_count(n as u64);

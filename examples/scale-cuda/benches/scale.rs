@@ -9,15 +9,12 @@
 //! (`precompile`), and the device buffers of each workload are kept from one variant to
 //! the next instead of being filled again from the host.
 
-use std::any::{Any, TypeId};
-use std::sync::{Mutex, MutexGuard};
-
 use gputune_example_scale_cuda::{precompile, scale, Element};
-use gputune_runtime::backend::cuda::{CudaHandles, Precompile};
+use gputune_runtime::backend::cuda::{precompile_once, CudaHandles};
 use gputune_runtime::cudarc::driver::CudaSlice;
 use gputune_runtime::device::BackendKind;
 use gputune_runtime::verify::Tolerance;
-use gputune_runtime::{type_instances, Bench, BenchResult, BoxError, State};
+use gputune_runtime::{kept, type_instances, Bench, BenchResult, BoxError, State};
 
 /// The factor of `y = a·x`.
 const A: f64 = 3.0;
@@ -34,111 +31,46 @@ struct Buffers<T> {
     y: CudaSlice<T>,
 }
 
-/// Buffers by element type and length, kept across the variants a process runs. A static,
-/// never dropped: the driver frees device memory when the process ends, and nothing at exit
-/// waits on a device that may be in trouble.
-static BUFFERS: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
-
-/// One workload's buffers: element type, length, and the `Buffers<T>`.
-type Kept = (TypeId, usize, Box<dyn Any + Send>);
-
-/// Element types whose kernels were handed to `precompile`, and the compilations in flight.
-static PRECOMPILED: Mutex<(Vec<TypeId>, Vec<Precompile>)> = Mutex::new((Vec::new(), Vec::new()));
-
-/// Locks `m`; a poisoned lock only means a bench function panicked, and the data is whole.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The buffers for `n` elements of `T`: the kept ones, else new ones (input copied from the
-/// host). Give them back with [`keep`].
-fn buffers<T: Element>(cuda: &CudaHandles, n: usize) -> Result<Buffers<T>, BoxError> {
-    let kept = {
-        let mut all = lock(&BUFFERS);
-        let found = all
-            .iter()
-            .position(|(t, len, _)| *t == TypeId::of::<T>() && *len == n);
-        found.map(|i| all.swap_remove(i).2)
+/// Runs `f` on the buffers for `n` elements of `T`, kept for the process's later states
+/// (the input copied from the host once).
+fn with_buffers<T: Element>(
+    cuda: &CudaHandles,
+    n: usize,
+    f: impl FnOnce(&mut Buffers<T>) -> BenchResult,
+) -> BenchResult {
+    let make = || -> Result<Buffers<T>, BoxError> {
+        let host: Vec<T> = (0..n).map(|i| T::from_f64(input_value(i))).collect();
+        Ok(Buffers {
+            x: cuda.stream.clone_htod(&host)?,
+            y: cuda.stream.alloc_zeros::<T>(n)?,
+        })
     };
-    if let Some(b) = kept.and_then(|b| b.downcast::<Buffers<T>>().ok()) {
-        return Ok(*b);
-    }
-    let host: Vec<T> = (0..n).map(|i| T::from_f64(input_value(i))).collect();
-    Ok(Buffers {
-        x: cuda.stream.clone_htod(&host)?,
-        y: cuda.stream.alloc_zeros::<T>(n)?,
-    })
-}
-
-/// Keeps `b` for the next state of the same workload.
-fn keep<T: Element>(n: usize, b: Buffers<T>) {
-    lock(&BUFFERS).push((TypeId::of::<T>(), n, Box::new(b)));
-}
-
-/// Starts compiling every requested variant's kernel for `T`, once per process and type,
-/// and reports finished background compilations on stderr.
-fn start_precompile<T: Element>(cuda: &CudaHandles) -> BenchResult {
-    let first = {
-        let mut p = lock(&PRECOMPILED);
-        let first = !p.0.contains(&TypeId::of::<T>());
-        if first {
-            p.0.push(TypeId::of::<T>());
-        }
-        first
-    };
-    if first {
-        if let Some(work) = precompile::<T>(cuda)? {
-            lock(&PRECOMPILED).1.push(work);
-        }
-    }
-    let done: Vec<Precompile> = {
-        let pending = &mut lock(&PRECOMPILED).1;
-        let (done, running) = std::mem::take(pending)
-            .into_iter()
-            .partition(Precompile::is_finished);
-        *pending = running;
-        done
-    };
-    for work in done {
-        let s = work.wait();
-        eprintln!(
-            "Note: precompiled {} kernel(s) in {:.2} s on {} thread(s): {} compiled, {} from the \
-             disk cache, {} already in memory, {} failed",
-            s.compiled + s.from_disk + s.in_memory + s.failed.len(),
-            s.seconds,
-            s.threads,
-            s.compiled,
-            s.from_disk,
-            s.in_memory,
-            s.failed.len()
-        );
-    }
-    Ok(())
+    kept::with(n, make, f)?
 }
 
 fn bench_scale<T: Element>(state: &mut State<'_>) -> BenchResult {
     let n = usize::try_from(state.get_int64("Elements{io}")?)?;
     let cuda = state.cuda()?.clone();
-    start_precompile::<T>(&cuda)?;
-    let Buffers { x, mut y } = buffers::<T>(&cuda, n)?;
-    let a = T::from_f64(A);
+    precompile_once(T::CUDA_TYPE, || precompile::<T>(&cuda))?;
     state.add_element_count(n as u64);
     state.add_global_memory_reads::<T>(n as u64);
     state.add_global_memory_writes::<T>(n as u64);
 
-    let stream = cuda.stream.clone();
-    let run = |y: &mut CudaSlice<T>| scale(&stream, &x, y, a);
-    let verified = match state.variant() {
-        // Base (or the production choice) is checked against the answer on the host; every
-        // other variant against base's outputs, on the GPU.
-        None | Some("base") => state.verify_with(&mut y, run, |y| check_on_host(y)),
-        Some(_) => state.verify(&mut y, Tolerance::EXACT, run),
-    };
-    if verified.is_ok() {
-        state.exec(|launch| scale(launch.stream()?, &x, &mut y, a));
-    }
-    keep(n, Buffers { x, y });
-    verified
+    with_buffers::<T>(&cuda, n, |Buffers { x, y }| {
+        let a = T::from_f64(A);
+        let stream = cuda.stream.clone();
+        let run = |y: &mut CudaSlice<T>| scale(&stream, x, y, a);
+        let verified = match state.variant() {
+            // Base (or the production choice) is checked against the answer on the host;
+            // every other variant against base's outputs, on the GPU.
+            None | Some("base") => state.verify_with(y, run, |y| check_on_host(y)),
+            Some(_) => state.verify(y, Tolerance::EXACT, run),
+        };
+        if verified.is_ok() {
+            state.exec(|launch| scale(launch.stream()?, x, y, a));
+        }
+        verified
+    })
 }
 
 /// Whether `y` holds `A · x` exactly.
@@ -160,16 +92,16 @@ fn check_on_host<T: Element>(y: &CudaSlice<T>) -> Result<(), String> {
 fn bench_copy<T: Element>(state: &mut State<'_>) -> BenchResult {
     let n = usize::try_from(state.get_int64("Elements{io}")?)?;
     let cuda = state.cuda()?.clone();
-    let Buffers { x, mut y } = buffers::<T>(&cuda, n)?;
     state.add_element_count(n as u64);
     state.add_global_memory_reads::<T>(n as u64);
     state.add_global_memory_writes::<T>(n as u64);
-    state.exec(|launch| {
-        launch.stream()?.memcpy_dtod(&x, &mut y)?;
+    with_buffers::<T>(&cuda, n, |Buffers { x, y }| {
+        state.exec(|launch| {
+            launch.stream()?.memcpy_dtod(x, y)?;
+            Ok(())
+        });
         Ok(())
-    });
-    keep(n, Buffers { x, y });
-    Ok(())
+    })
 }
 
 fn main() {

@@ -330,6 +330,72 @@ impl Precompile {
     }
 }
 
+/// Background compilations a bench process started, by key, and the ones still running.
+struct Background {
+    started: Vec<Box<dyn std::any::Any + Send>>,
+    running: Vec<Precompile>,
+}
+
+static BACKGROUND: Mutex<Background> = Mutex::new(Background {
+    started: Vec::new(),
+    running: Vec::new(),
+});
+
+/// Starts a background compilation once per process and `key`, and reports on stderr each
+/// one that has finished since the last call. A bench calls it at the start of every state,
+/// keyed by what its kernels are compiled for (the element type, say), with `start` calling
+/// [`CudaHandles::precompile`] for the variants the process will run
+/// ([`crate::tuned::planned`]), or returning `None` when there is nothing to start.
+///
+/// ```no_run
+/// # use gputune_runtime::backend::cuda::{precompile_once, CudaHandles};
+/// # fn f(cuda: &CudaHandles) -> gputune_runtime::Result<()> {
+/// const SOURCE: &str = "extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = IPT; }";
+/// precompile_once("f32", || {
+///     let sets: Vec<Vec<(&str, String)>> =
+///         [1, 2, 4].iter().map(|ipt| vec![("IPT", ipt.to_string())]).collect();
+///     cuda.precompile(SOURCE, &sets).map(Some)
+/// })?;
+/// # Ok(()) }
+/// ```
+pub fn precompile_once<K, E>(
+    key: K,
+    start: impl FnOnce() -> std::result::Result<Option<Precompile>, E>,
+) -> std::result::Result<(), E>
+where
+    K: PartialEq + Send + 'static,
+{
+    let lock = || BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
+    let first = {
+        let mut b = lock();
+        let seen = b
+            .started
+            .iter()
+            .any(|k| k.downcast_ref::<K>() == Some(&key));
+        if !seen {
+            b.started.push(Box::new(key));
+        }
+        !seen
+    };
+    if first {
+        if let Some(work) = start()? {
+            lock().running.push(work);
+        }
+    }
+    let done: Vec<Precompile> = {
+        let mut b = lock();
+        let (done, running) = std::mem::take(&mut b.running)
+            .into_iter()
+            .partition(Precompile::is_finished);
+        b.running = running;
+        done
+    };
+    for work in done {
+        eprintln!("Note: {}", work.wait());
+    }
+    Ok(())
+}
+
 /// What [`Precompile::wait`] reports.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PrecompileSummary {
@@ -345,6 +411,23 @@ pub struct PrecompileSummary {
     pub threads: usize,
     /// Wall time from the call to the last compilation, in seconds.
     pub seconds: f64,
+}
+
+impl std::fmt::Display for PrecompileSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "precompiled {} kernel module(s) in {:.2} s on {} thread(s): {} compiled, {} from \
+             the disk cache, {} already in memory, {} failed",
+            self.compiled + self.from_disk + self.in_memory + self.failed.len(),
+            self.seconds,
+            self.threads,
+            self.compiled,
+            self.from_disk,
+            self.in_memory,
+            self.failed.len()
+        )
+    }
 }
 
 /// The in-process image cache of every context (images do not depend on the context).
