@@ -25,7 +25,8 @@ use crate::output::{self, BenchReport, RunReport, StateReport};
 use crate::state::{ExecConfig, Outcome, State};
 
 /// Version of the protocol between bench binaries and `cargo gputune`
-/// (`docs/bench-json.md`): 2 added `--variant` lists, `--jsonl` and `verification`.
+/// (`docs/bench-json.md`): 2 added `--variant` lists, `--jsonl` and `verification`; 3 added
+/// `--race`.
 pub const PROTOCOL: u32 = 3;
 
 /// Exit code: every state ran.
