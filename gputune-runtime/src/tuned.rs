@@ -189,6 +189,25 @@ pub fn planned(function: &str) -> Vec<String> {
     with_registry(|r| r.planned.get(function).cloned().unwrap_or_default())
 }
 
+/// What a bench process should prepare for `function` (compile, say): [`planned`] with `base`
+/// in front when it is not there already, since verification runs base in every state of
+/// another variant. Empty when nothing is planned (the production choice runs, one variant).
+///
+/// ```
+/// use gputune_runtime::tuned;
+///
+/// tuned::plan("saxpy", &["ipt_8.tpb_128"]);
+/// assert_eq!(tuned::to_prepare("saxpy"), ["base", "ipt_8.tpb_128"]);
+/// assert!(tuned::to_prepare("other").is_empty());
+/// ```
+pub fn to_prepare(function: &str) -> Vec<String> {
+    let mut labels = planned(function);
+    if !labels.is_empty() && !labels.iter().any(|l| l == "base") {
+        labels.insert(0, "base".to_string());
+    }
+    labels
+}
+
 /// One variant of a tuned function: its label and the value of each parameter.
 ///
 /// `#[tune]` declares, next to each function `name`, a constant `NAME_PARAMS: &[(&str, &str)]`

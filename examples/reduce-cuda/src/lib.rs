@@ -142,12 +142,9 @@ impl Params {
 /// state), then in the order they run. `None` when no variant was requested: the production
 /// choice is one module, compiled on first use.
 pub fn precompile<T: Element>(cuda: &CudaHandles) -> Result<Option<Precompile>, BoxError> {
-    let mut labels = tuned::planned("sum");
+    let labels = tuned::to_prepare("sum");
     if labels.is_empty() {
         return Ok(None);
-    }
-    if !labels.iter().any(|l| l == "base") {
-        labels.insert(0, "base".to_string());
     }
     let sets = labels
         .iter()

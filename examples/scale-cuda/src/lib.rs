@@ -87,12 +87,9 @@ pub fn defines<T: Element>(ipt: u32, tpb: u32) -> Vec<(&'static str, String)> {
 /// state), then in the order they run. `None` when no variant was requested: the production
 /// choice is one kernel, compiled on first use.
 pub fn precompile<T: Element>(cuda: &CudaHandles) -> Result<Option<Precompile>, BoxError> {
-    let mut labels = tuned::planned("scale");
+    let labels = tuned::to_prepare("scale");
     if labels.is_empty() {
         return Ok(None);
-    }
-    if !labels.iter().any(|l| l == "base") {
-        labels.insert(0, "base".to_string());
     }
     let sets = labels
         .iter()

@@ -146,12 +146,9 @@ pub fn parameters(label: &str) -> Result<(u32, u32, u32), gputune_runtime::Error
 /// it in every state), then in the order they run. `None` when no variant was requested: the
 /// production choice is one kernel, compiled on first use.
 pub fn precompile<T: Element>(cuda: &CudaHandles) -> Result<Option<Precompile>, BoxError> {
-    let mut labels = tuned::planned("transpose");
+    let labels = tuned::to_prepare("transpose");
     if labels.is_empty() {
         return Ok(None);
-    }
-    if !labels.iter().any(|l| l == "base") {
-        labels.insert(0, "base".to_string());
     }
     let sets = labels
         .iter()

@@ -345,7 +345,7 @@ static BACKGROUND: Mutex<Background> = Mutex::new(Background {
 /// one that has finished since the last call. A bench calls it at the start of every state,
 /// keyed by what its kernels are compiled for (the element type, say), with `start` calling
 /// [`CudaHandles::precompile`] for the variants the process will run
-/// ([`crate::tuned::planned`]), or returning `None` when there is nothing to start.
+/// ([`crate::tuned::to_prepare`]), or returning `None` when there is nothing to start.
 ///
 /// ```no_run
 /// # use gputune_runtime::backend::cuda::{precompile_once, CudaHandles};
