@@ -1,0 +1,255 @@
+//! The subcommands: each parsed command line becomes calls into the stages.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::cargo::{self, Workspace};
+use crate::cli::{self, Command, Usage};
+use crate::output::Output;
+use crate::store::Store;
+use crate::{apply, bundle, check, plot, protocol, report, results, search, store};
+
+fn store_path(ws: &Workspace, db: Option<&PathBuf>) -> PathBuf {
+    db.cloned()
+        .unwrap_or_else(|| ws.gputune_dir().join("gputune.db"))
+}
+
+/// Runs one parsed command line; the exit code on success.
+pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
+    let args = cli.cargo;
+    // `report --db FILE` works anywhere, without a workspace.
+    let ws = Workspace::discover(&args);
+    match cli.command {
+        Command::List => list(&ws?, &args, out),
+        Command::Search(s) => search_command(&ws?, &args, &s, out),
+        Command::Report(r) => report_command(ws, &args, &r, out),
+        Command::RunBundle(r) => run_bundle_command(&args, &r, out),
+        Command::Apply(a) => apply_command(&ws?, &args, &a, out),
+        Command::Check(c) => check_command(&ws?, &args, &c),
+    }
+}
+
+/// `search`: into the store, or into a bundle with `--bundle`.
+fn search_command(
+    ws: &Workspace,
+    args: &cli::CargoArgs,
+    s: &cli::SearchArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    if let Some(dir) = &s.bundle {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let mut bundle = bundle::Bundle {
+            version: bundle::BUNDLE_VERSION,
+            benches: Vec::new(),
+        };
+        let (counters, _) =
+            search::search(&ws, &args, &s, search::Sink::Bundle(dir, &mut bundle), out)?;
+        bundle.write(dir)?;
+        out.status(&format!(
+            "Bundle {}: {} build(s); run it with `{}/cargo-gputune run-bundle {}`",
+            dir.display(),
+            counters.builds,
+            dir.display(),
+            dir.display()
+        ));
+        return Ok(0);
+    }
+    let path = store_path(&ws, args.db.as_ref());
+    let _lock = store::SearchLock::acquire(&path)?;
+    let store = Store::open(&path)?;
+    out.json = s.json;
+    let (counters, touched) = search::search(&ws, &args, &s, search::Sink::Store(&store), out)?;
+    out.status(&format!(
+        "Done: {} build(s), {} run(s), {} result(s) stored",
+        counters.builds, counters.runs, counters.stored
+    ));
+    if s.json {
+        let groups: Vec<results::Group> = results::groups(store.measurements()?, true)
+            .into_iter()
+            .filter(|g| touched.contains(&(g.package.clone(), g.bench.clone())))
+            .collect();
+        let mut doc = report::to_json(&groups, usize::MAX);
+        doc["search"] = serde_json::json!({
+            "builds": counters.builds,
+            "runs": counters.runs,
+            "stored": counters.stored,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    }
+    Ok(0)
+}
+
+/// `report`: tables, coverage and plots from a store.
+fn report_command(
+    ws: Result<Workspace>,
+    args: &cli::CargoArgs,
+    r: &cli::ReportArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    let path = match (&args.db, ws) {
+        (Some(db), _) => db.clone(),
+        (None, Ok(ws)) => store_path(&ws, None),
+        (None, Err(e)) => return Err(e),
+    };
+    if !path.is_file() {
+        return Err(anyhow::Error::new(Usage(format!(
+            "no store at {}: run `cargo gputune search` first, or pass --db FILE",
+            path.display()
+        ))));
+    }
+    let store = Store::open(&path)?;
+    let groups = results::groups(store.measurements()?, true);
+    // Plots first: a bad --plot-params is a usage error before anything is printed.
+    let plots = match &r.plot {
+        Some(dir) => {
+            let specs = plot::specs(&groups, &store)?;
+            let plots = plot::write(dir, &groups, &specs, r.top, &r.plot_params)
+                .with_context(|| format!("--plot {}", dir.display()))?;
+            Some((dir, plots))
+        }
+        None => None,
+    };
+    if r.coverage {
+        print!("{}", report::coverage(&groups, &store, r.format)?);
+    } else {
+        print!("{}", report::render(&groups, r.top, r.format));
+    }
+    if let Some((dir, plots)) = plots {
+        for note in &plots.notes {
+            out.status(note);
+        }
+        out.status(&format!(
+            "Wrote {} SVG plot(s) to {}",
+            plots.files.len(),
+            dir.display()
+        ));
+    }
+    Ok(0)
+}
+
+/// `run-bundle`: the search of a bundle built elsewhere, into its store.
+fn run_bundle_command(
+    args: &cli::CargoArgs,
+    r: &cli::RunBundleArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    let path = args.db.clone().unwrap_or_else(|| r.dir.join("gputune.db"));
+    let _lock = store::SearchLock::acquire(&path)?;
+    let store = Store::open(&path)?;
+    let counters = bundle::run_bundle(&r.dir, &store, out)?;
+    out.status(&format!(
+        "Done: {} run(s), {} result(s) stored in {}",
+        counters.runs,
+        counters.stored,
+        path.display()
+    ));
+    Ok(0)
+}
+
+/// `apply`: significant, verified winners into `gputune.toml`.
+fn apply_command(
+    ws: &Workspace,
+    args: &cli::CargoArgs,
+    a: &cli::ApplyArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    let store = Store::open(&store_path(&ws, args.db.as_ref()))?;
+    let groups = results::groups(store.measurements()?, true);
+    let n = apply::apply(&ws, &groups, &store, a.dry_run, out)?;
+    out.status(&format!(
+        "{n} winner(s) {}",
+        if a.dry_run {
+            "would be applied"
+        } else {
+            "applied"
+        }
+    ));
+    Ok(0)
+}
+
+/// `check`: the CI gate against a baseline and a minimum score.
+fn check_command(ws: &Workspace, args: &cli::CargoArgs, c: &cli::CheckArgs) -> Result<i32> {
+    let store = Store::open(&store_path(&ws, args.db.as_ref()))?;
+    let groups = results::groups(store.measurements()?, true);
+    let comparisons = match &c.baseline {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the baseline {}", path.display()))
+                .map_err(|e| e.context(Usage("bad --baseline".into())))?;
+            let doc: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", path.display()))
+                .map_err(|e| e.context(Usage("bad --baseline".into())))?;
+            check::compare(&groups, &doc, c.threshold)
+                .map_err(|e| e.context(Usage("bad --baseline".into())))?
+        }
+        None => Vec::new(),
+    };
+    if c.baseline.is_none() && c.min_score.is_none() {
+        return Err(anyhow::Error::new(Usage(
+            "check needs --baseline FILE, --min-score SCORE, or both".into(),
+        )));
+    }
+    let applied = check::applied_scores(&ws, &groups)?;
+    let (md, pass) = check::summary(&comparisons, &applied, c.min_score);
+    print!("{md}");
+    if let Some(path) = &c.summary {
+        std::fs::write(path, &md).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(if pass { 0 } else { 1 })
+}
+
+/// `list`: benches, tuned functions, parameters, space sizes and compile-time workloads.
+fn list(ws: &Workspace, args: &cli::CargoArgs, out: &mut Output) -> Result<i32> {
+    for target in ws.bench_targets(args)? {
+        let revision = cargo::revision(ws, args, &target)?;
+        let (bin, manifest, _) =
+            search::production(ws, args, &target, &revision, &mut Default::default(), out)?;
+        for b in protocol::list(&bin, &[])? {
+            out.line(&format!("{} / {} ({})", target.package, b.name, b.backend));
+            for a in &b.axes {
+                out.line(&format!(
+                    "  axis {}{}: {}",
+                    a.name,
+                    if a.compile_time {
+                        " (compile-time workload)"
+                    } else {
+                        ""
+                    },
+                    a.values.join(", ")
+                ));
+            }
+            let Some(f) = b.tunes.as_deref() else {
+                out.line("  tunes nothing");
+                continue;
+            };
+            match manifest.as_ref().and_then(|m| m.function(f)) {
+                Some(func) => {
+                    out.line(&format!(
+                        "  tunes {}: {} variants ({})",
+                        func.name, func.space_size, func.file
+                    ));
+                    for p in &func.params {
+                        let values: Vec<String> = p
+                            .values
+                            .iter()
+                            .map(|v| v.to_string().trim_matches('"').to_string())
+                            .collect();
+                        out.line(&format!(
+                            "    {} ({}, base {}): {}",
+                            p.name,
+                            p.rust_type,
+                            func.base
+                                .get(&p.name)
+                                .map(|v| v.to_string())
+                                .unwrap_or_default(),
+                            values.join(", ")
+                        ));
+                    }
+                }
+                None => out.line(&format!("  tunes {f}, which has no generated variants")),
+            }
+        }
+    }
+    Ok(0)
+}

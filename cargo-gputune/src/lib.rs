@@ -1,0 +1,54 @@
+//! `cargo gputune` as a library: the stages (discovery, builds, runs, store, scoring,
+//! reporting) behind a thin `main`, as cargo-nextest keeps its runner apart from its CLI. It
+//! never links user code: it talks to bench binaries as child processes through the typed
+//! protocol of `gputune-protocol` (`docs/bench-json.md`).
+//!
+//! Exit codes: 0 success, 1 a regression (`check`) or a failed operation, 2 usage error.
+
+pub mod apply;
+pub mod bundle;
+pub mod cargo;
+pub mod check;
+pub mod cli;
+mod commands;
+pub mod output;
+pub mod plot;
+pub mod process;
+pub mod protocol;
+pub mod report;
+pub mod results;
+pub mod runs;
+pub mod score;
+pub mod search;
+pub mod store;
+pub mod strategy;
+
+pub use commands::run;
+
+/// Exit code of a usage error, as cargo and clap use it.
+pub const EXIT_USAGE: i32 = 2;
+
+/// Runs `cargo gputune` on a command line (`argv[0]` is the program) and returns the
+/// process exit code; errors are printed to stderr as `error: …` with their causes.
+pub fn main_with(mut argv: Vec<std::ffi::OsString>) -> i32 {
+    use clap::Parser;
+    // `cargo gputune …` runs `cargo-gputune gputune …`; a bundle's copy is run directly
+    // (`DIR/cargo-gputune run-bundle DIR`), so the subcommand name is optional.
+    if argv.get(1).is_some_and(|a| a != "gputune") {
+        argv.insert(1, "gputune".into());
+    }
+    let cli::CargoCli::Gputune(cli) = cli::CargoCli::parse_from(argv);
+    let mut out = output::Output::new(&cli.cargo);
+    match run(cli, &mut out) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            let usage = e.chain().any(|c| c.is::<cli::Usage>());
+            if usage {
+                EXIT_USAGE
+            } else {
+                1
+            }
+        }
+    }
+}
