@@ -44,7 +44,7 @@ fn search_command(
             benches: Vec::new(),
         };
         let (counters, _) =
-            search::search(&ws, &args, &s, search::Sink::Bundle(dir, &mut bundle), out)?;
+            search::search(ws, args, s, search::Sink::Bundle(dir, &mut bundle), out)?;
         bundle.write(dir)?;
         out.status(&format!(
             "Bundle {}: {} build(s); run it with `{}/cargo-gputune run-bundle {}`",
@@ -55,11 +55,11 @@ fn search_command(
         ));
         return Ok(0);
     }
-    let path = store_path(&ws, args.db.as_ref());
+    let path = store_path(ws, args.db.as_ref());
     let _lock = store::SearchLock::acquire(&path)?;
     let store = Store::open(&path)?;
     out.json = s.json;
-    let (counters, touched) = search::search(&ws, &args, &s, search::Sink::Store(&store), out)?;
+    let (counters, touched) = search::search(ws, args, s, search::Sink::Store(&store), out)?;
     out.status(&format!(
         "Done: {} build(s), {} run(s), {} result(s) stored",
         counters.builds, counters.runs, counters.stored
@@ -154,9 +154,9 @@ fn apply_command(
     a: &cli::ApplyArgs,
     out: &mut Output,
 ) -> Result<i32> {
-    let store = Store::open(&store_path(&ws, args.db.as_ref()))?;
+    let store = Store::open(&store_path(ws, args.db.as_ref()))?;
     let groups = results::groups(store.measurements()?, true);
-    let n = apply::apply(&ws, &groups, &store, a.dry_run, out)?;
+    let n = apply::apply(ws, &groups, &store, a.dry_run, out)?;
     out.status(&format!(
         "{n} winner(s) {}",
         if a.dry_run {
@@ -170,7 +170,7 @@ fn apply_command(
 
 /// `check`: the CI gate against a baseline and a minimum score.
 fn check_command(ws: &Workspace, args: &cli::CargoArgs, c: &cli::CheckArgs) -> Result<i32> {
-    let store = Store::open(&store_path(&ws, args.db.as_ref()))?;
+    let store = Store::open(&store_path(ws, args.db.as_ref()))?;
     let groups = results::groups(store.measurements()?, true);
     let comparisons = match &c.baseline {
         Some(path) => {
@@ -190,7 +190,7 @@ fn check_command(ws: &Workspace, args: &cli::CargoArgs, c: &cli::CheckArgs) -> R
             "check needs --baseline FILE, --min-score SCORE, or both".into(),
         )));
     }
-    let applied = check::applied_scores(&ws, &groups)?;
+    let applied = check::applied_scores(ws, &groups)?;
     let (md, pass) = check::summary(&comparisons, &applied, c.min_score);
     print!("{md}");
     if let Some(path) = &c.summary {
