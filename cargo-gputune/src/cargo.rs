@@ -9,7 +9,10 @@ use anyhow::{bail, Context, Result};
 use cargo_metadata::{Message, Metadata, MetadataCommand, Package};
 use gputune_runtime::build::manifest::Manifest;
 
+use gputune_protocol::hash::Fnv64;
+
 use crate::cli::{CargoArgs, Usage};
+use crate::lock::{Busy, FileLock};
 use crate::process::{self, Exit};
 
 /// A bench target of a package that links gputune-runtime.
@@ -62,9 +65,28 @@ impl Workspace {
         self.target_dir.join("gputune")
     }
 
-    /// The bench targets that `-p` and `--bench` select among packages that depend on
-    /// gputune-runtime (all workspace members if no `-p`).
-    pub fn bench_targets(&self, args: &CargoArgs) -> Result<Vec<BenchTarget>> {
+    /// The work area of a search into the store at `store`: its event stream and batch
+    /// binaries. One per store, so that searches into different stores (which may run at
+    /// once: the store's lock only keeps out a second search of the same store) never read
+    /// each other's files.
+    pub fn work_dir(&self, store: &Path) -> PathBuf {
+        let canonical = store
+            .parent()
+            .and_then(|d| d.canonicalize().ok())
+            .zip(store.file_name())
+            .map_or_else(|| store.to_path_buf(), |(d, f)| d.join(f));
+        let mut h = Fnv64::new();
+        h.write(canonical.as_os_str().as_encoded_bytes());
+        self.gputune_dir()
+            .join("work")
+            .join(format!("{:016x}", h.finish()))
+    }
+
+    /// The packages selected as cargo selects them: `-p` (each must be a member), else with
+    /// `--workspace` every member (`None`), else the package whose manifest cargo was pointed
+    /// at (the current directory's, or `--manifest-path`), else — at a virtual workspace's
+    /// root — every member.
+    pub fn selected_packages(&self, args: &CargoArgs) -> Result<Option<Vec<String>>> {
         let members: Vec<&Package> = self.metadata.workspace_packages();
         for p in &args.package {
             if !members.iter().any(|m| m.name.as_str() == p) {
@@ -75,9 +97,29 @@ impl Workspace {
                 ))));
             }
         }
+        if !args.package.is_empty() {
+            return Ok(Some(args.package.clone()));
+        }
+        if args.workspace {
+            return Ok(None);
+        }
+        let root = self.metadata.resolve.as_ref().and_then(|r| r.root.as_ref());
+        Ok(root
+            .and_then(|id| members.iter().find(|m| &m.id == id))
+            .map(|p| vec![p.name.to_string()]))
+    }
+
+    /// The bench targets that the selected packages (see [`Workspace::selected_packages`])
+    /// and `--bench` select among packages that depend on gputune-runtime.
+    pub fn bench_targets(&self, args: &CargoArgs) -> Result<Vec<BenchTarget>> {
+        let members: Vec<&Package> = self.metadata.workspace_packages();
+        let selected = self.selected_packages(args)?;
         let mut out = Vec::new();
         for pkg in members {
-            if !args.package.is_empty() && !args.package.iter().any(|p| p == pkg.name.as_str()) {
+            if selected
+                .as_ref()
+                .is_some_and(|s| !s.iter().any(|p| p == pkg.name.as_str()))
+            {
                 continue;
             }
             if !pkg.dependencies.iter().any(|d| d.name == "gputune-runtime") {
@@ -125,10 +167,9 @@ impl Workspace {
             return Err(anyhow::Error::new(Usage(format!(
                 "no bench targets found{}{}: a bench is a `[[bench]]` with `harness = false` in a \
                  package that depends on gputune-runtime",
-                if args.package.is_empty() {
-                    String::new()
-                } else {
-                    format!(" in {}", args.package.join(", "))
+                match &selected {
+                    None => String::new(),
+                    Some(s) => format!(" in {}", s.join(", ")),
                 },
                 if args.bench.is_empty() {
                     String::new()
@@ -220,6 +261,11 @@ pub fn build(
     dest: &Path,
     limit: Option<Duration>,
 ) -> Result<BuildOutcome> {
+    // Cargo serialises builds in one target directory, but between its exit and the copy
+    // below another search's build could replace the executable (or its logs): the whole
+    // build is one critical section among the searches sharing this target directory.
+    let _lock = FileLock::acquire(&ws.gputune_dir().join("build.lock"), Busy::Wait)?
+        .map_err(|_| anyhow::anyhow!("a blocking lock cannot be busy"))?;
     let logs = ws.gputune_dir().join("logs");
     std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
     let stem = dest
@@ -290,7 +336,7 @@ pub fn build(
         std::fs::create_dir_all(dir)?;
     }
     // Copy, so the next build (another batch) cannot overwrite a binary still to be run.
-    let tmp = dest.with_extension("tmp");
+    let tmp = dest.with_extension(format!("tmp{}", std::process::id()));
     std::fs::copy(&executable, &tmp)
         .with_context(|| format!("cannot copy {} to {}", executable.display(), tmp.display()))?;
     std::fs::rename(&tmp, dest)?;

@@ -44,20 +44,56 @@ pub fn verdict(
     }
 }
 
-/// Compares the current `groups` with `baseline` (report JSON).
-pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Vec<Comparison>> {
+/// What comparing with a baseline found: the compared workloads, and what could not be
+/// matched, so that a gate which compared nothing can say what it expected and found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BaselineComparison {
+    /// Workloads measured in both, with their verdicts.
+    pub rows: Vec<Comparison>,
+    /// Groups of the baseline (`package/bench.function [ct] on device`) with no counterpart
+    /// in the store.
+    pub unmatched: Vec<String>,
+    /// Groups the store holds, for the message when nothing matched.
+    pub found: Vec<String>,
+}
+
+fn group_name(package: &str, bench: &str, function: &str, ct: &str, device: &str) -> String {
+    format!("{package}/{bench}.{function} [{ct}] on {device}")
+}
+
+/// Compares the current `groups` with `baseline` (report JSON). A baseline group matches a
+/// current one of the same package, bench, tuned function, compile-time workload and device
+/// identity: times of another GPU model mean nothing here.
+pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<BaselineComparison> {
     let Some(base_groups) = baseline["groups"].as_array() else {
         bail!("the baseline is not a `cargo gputune report --format json` export (no `groups`)");
     };
-    let mut out = Vec::new();
+    let mut out = BaselineComparison {
+        found: groups
+            .iter()
+            .map(|g| group_name(&g.package, &g.bench, &g.function, &g.ct_workload, &g.device))
+            .collect(),
+        ..BaselineComparison::default()
+    };
     for bg in base_groups {
+        let field = |k: &str| bg[k].as_str().unwrap_or("?").to_string();
         let Some(g) = groups.iter().find(|g| {
             bg["package"] == g.package.as_str()
                 && bg["bench"] == g.bench.as_str()
+                && bg["function"] == g.function.as_str()
                 && bg["ct_workload"] == g.ct_workload.as_str()
+                && bg["device"] == g.device.as_str()
         }) else {
+            out.unmatched.push(group_name(
+                &field("package"),
+                &field("bench"),
+                &field("function"),
+                &field("ct_workload"),
+                &field("device"),
+            ));
             continue;
         };
+        let before = out.rows.len();
         for bv in bg["variants"].as_array().into_iter().flatten() {
             let label = bv["variant"].as_str().unwrap_or_default();
             let Some(current) = g.variants.get(label) else {
@@ -76,7 +112,7 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Vec
                 };
                 let nb = bw["noise"].as_f64().unwrap_or(0.0);
                 let nc = cm.noise.unwrap_or(0.0);
-                out.push(Comparison {
+                out.rows.push(Comparison {
                     name: format!(
                         "{}.{} [{}] {label} {rt}",
                         g.bench, g.function, g.ct_workload
@@ -86,6 +122,16 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Vec
                     verdict: verdict(b, c, nb, nc, threshold),
                 });
             }
+        }
+        if out.rows.len() == before {
+            // The group exists but shares no measured variant and workload with the baseline.
+            out.unmatched.push(group_name(
+                &g.package,
+                &g.bench,
+                &g.function,
+                &g.ct_workload,
+                &g.device,
+            ));
         }
     }
     Ok(out)
@@ -163,12 +209,29 @@ pub fn applied_scores(
 
 /// The markdown summary and whether the gate passed.
 pub fn summary(
-    comparisons: &[Comparison],
+    baseline: Option<&BaselineComparison>,
     applied: &[(String, String, Option<f64>)],
     min_score: Option<f64>,
 ) -> (String, bool) {
     let mut md = String::from("## gputune check\n\n");
     let mut pass = true;
+    let comparisons = baseline.map_or(&[][..], |b| &b.rows[..]);
+    if let Some(b) = baseline.filter(|b| b.rows.is_empty()) {
+        // A gate that compared nothing has checked nothing: it fails, and says why.
+        pass = false;
+        md.push_str("No workload of the baseline was found in the store, so nothing was compared.\n\nThe baseline holds:\n\n");
+        for name in &b.unmatched {
+            md.push_str(&format!("- {name}\n"));
+        }
+        md.push_str("\nThe store holds:\n\n");
+        for name in &b.found {
+            md.push_str(&format!("- {name}\n"));
+        }
+        if b.found.is_empty() {
+            md.push_str("- (nothing)\n");
+        }
+        md.push('\n');
+    }
     if !comparisons.is_empty() {
         let count = |v: &str| comparisons.iter().filter(|c| c.verdict == v).count();
         md.push_str(&format!(
@@ -187,6 +250,12 @@ pub fn summary(
                 (c.current / c.baseline - 1.0) * 100.0,
                 c.verdict
             ));
+        }
+        if let Some(b) = baseline.filter(|b| !b.unmatched.is_empty()) {
+            md.push_str("Not in the store (not compared):\n\n");
+            for name in &b.unmatched {
+                md.push_str(&format!("- {name}\n"));
+            }
         }
         md.push('\n');
         pass &= count("SLOW") == 0;
@@ -236,14 +305,31 @@ mod tests {
             current: 1.0,
             verdict: v,
         };
-        assert!(summary(&[c("SAME"), c("FAST")], &[], None).1);
-        assert!(!summary(&[c("SAME"), c("SLOW")], &[], None).1);
+        let rows = |v: Vec<Comparison>| BaselineComparison {
+            rows: v,
+            ..BaselineComparison::default()
+        };
+        assert!(summary(Some(&rows(vec![c("SAME"), c("FAST")])), &[], None).1);
+        assert!(!summary(Some(&rows(vec![c("SAME"), c("SLOW")])), &[], None).1);
         let applied = vec![("w".to_string(), "x_1".to_string(), Some(1.2))];
-        assert!(summary(&[], &applied, Some(1.0)).1);
-        assert!(!summary(&[], &applied, Some(1.5)).1);
-        let (md, _) = summary(&[c("SLOW")], &applied, Some(1.0));
+        assert!(summary(None, &applied, Some(1.0)).1);
+        assert!(!summary(None, &applied, Some(1.5)).1);
+        let (md, _) = summary(Some(&rows(vec![c("SLOW")])), &applied, Some(1.0));
         assert!(
             md.contains("| x |") && md.contains("SLOW") && md.contains("**Result: regression**")
         );
+    }
+
+    #[test]
+    fn a_baseline_that_matches_nothing_fails_and_says_what_it_expected() {
+        let nothing = BaselineComparison {
+            rows: Vec::new(),
+            unmatched: vec!["p/b.f [*] on GPU A".into()],
+            found: vec!["p/b.f [*] on GPU B".into()],
+        };
+        let (md, pass) = summary(Some(&nothing), &[], None);
+        assert!(!pass, "{md}");
+        assert!(md.contains("on GPU A") && md.contains("on GPU B"), "{md}");
+        assert!(md.contains("**Result: regression**"), "{md}");
     }
 }

@@ -46,9 +46,13 @@ pub struct CargoArgs {
     /// Path to Cargo.toml.
     #[arg(long, global = true, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
-    /// Package(s) whose benches to use (default: every workspace member that uses gputune).
+    /// Package(s) whose benches and results to use (default, as cargo: the package of the
+    /// current directory or --manifest-path, else every workspace member that uses gputune).
     #[arg(short = 'p', long, global = true, value_name = "SPEC")]
     pub package: Vec<String>,
+    /// Every workspace member, even when run inside one (as cargo's --workspace).
+    #[arg(long, global = true, conflicts_with = "package")]
+    pub workspace: bool,
     /// Bench target(s) to use (default: all of the selected packages).
     #[arg(long, global = true, value_name = "NAME")]
     pub bench: Vec<String>,

@@ -15,6 +15,36 @@ fn store_path(ws: &Workspace, db: Option<&PathBuf>) -> PathBuf {
         .unwrap_or_else(|| ws.gputune_dir().join("gputune.db"))
 }
 
+/// The groups of the `selected` packages (all with `None`). Naming a package of which the
+/// store holds nothing is a usage error that says what it does hold: an empty report would
+/// look like a package that measured nothing.
+fn select_groups(
+    groups: Vec<results::Group>,
+    selected: Option<&[String]>,
+    store: &std::path::Path,
+) -> Result<Vec<results::Group>> {
+    let Some(selected) = selected else {
+        return Ok(groups);
+    };
+    let held: std::collections::BTreeSet<&str> =
+        groups.iter().map(|g| g.package.as_str()).collect();
+    if let Some(missing) = selected.iter().find(|p| !held.contains(p.as_str())) {
+        return Err(anyhow::Error::new(Usage(format!(
+            "the store {} holds no results of package `{missing}`; it holds: {}",
+            store.display(),
+            if held.is_empty() {
+                "nothing".to_string()
+            } else {
+                held.into_iter().collect::<Vec<_>>().join(", ")
+            }
+        ))));
+    }
+    Ok(groups
+        .into_iter()
+        .filter(|g| selected.contains(&g.package))
+        .collect())
+}
+
 /// Runs one parsed command line; the exit code on success.
 pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
     let args = cli.cargo;
@@ -87,19 +117,22 @@ fn report_command(
     r: &cli::ReportArgs,
     out: &mut Output,
 ) -> Result<i32> {
-    let path = match (&args.db, ws) {
-        (Some(db), _) => db.clone(),
-        (None, Ok(ws)) => store_path(&ws, None),
+    // Without a workspace (`report --db FILE` anywhere), `-p` still selects by name.
+    let (path, selected) = match (&args.db, ws) {
+        (Some(db), Ok(ws)) => (db.clone(), ws.selected_packages(args)?),
+        (Some(db), Err(_)) => (
+            db.clone(),
+            (!args.package.is_empty()).then(|| args.package.clone()),
+        ),
+        (None, Ok(ws)) => (store_path(&ws, None), ws.selected_packages(args)?),
         (None, Err(e)) => return Err(e),
     };
-    if !path.is_file() {
-        return Err(anyhow::Error::new(Usage(format!(
-            "no store at {}: run `cargo gputune search` first, or pass --db FILE",
-            path.display()
-        ))));
-    }
-    let store = Store::open(&path)?;
-    let groups = results::groups(store.measurements()?, true);
+    let store = Store::open_read_only(&path)?;
+    let groups = select_groups(
+        results::groups(store.measurements()?, true),
+        selected.as_deref(),
+        &path,
+    )?;
     // Plots first: a bad --plot-params is a usage error before anything is printed.
     let plots = match &r.plot {
         Some(dir) => {
@@ -154,8 +187,13 @@ fn apply_command(
     a: &cli::ApplyArgs,
     out: &mut Output,
 ) -> Result<i32> {
-    let store = Store::open(&store_path(ws, args.db.as_ref()))?;
-    let groups = results::groups(store.measurements()?, true);
+    let path = store_path(ws, args.db.as_ref());
+    let store = Store::open_read_only(&path)?;
+    let groups = select_groups(
+        results::groups(store.measurements()?, true),
+        ws.selected_packages(args)?.as_deref(),
+        &path,
+    )?;
     let n = apply::apply(ws, &groups, &store, a.dry_run, out)?;
     out.status(&format!(
         "{n} winner(s) {}",
@@ -170,8 +208,13 @@ fn apply_command(
 
 /// `check`: the CI gate against a baseline and a minimum score.
 fn check_command(ws: &Workspace, args: &cli::CargoArgs, c: &cli::CheckArgs) -> Result<i32> {
-    let store = Store::open(&store_path(ws, args.db.as_ref()))?;
-    let groups = results::groups(store.measurements()?, true);
+    let path = store_path(ws, args.db.as_ref());
+    let store = Store::open_read_only(&path)?;
+    let groups = select_groups(
+        results::groups(store.measurements()?, true),
+        ws.selected_packages(args)?.as_deref(),
+        &path,
+    )?;
     let comparisons = match &c.baseline {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -180,10 +223,12 @@ fn check_command(ws: &Workspace, args: &cli::CargoArgs, c: &cli::CheckArgs) -> R
             let doc: serde_json::Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", path.display()))
                 .map_err(|e| e.context(Usage("bad --baseline".into())))?;
-            check::compare(&groups, &doc, c.threshold)
-                .map_err(|e| e.context(Usage("bad --baseline".into())))?
+            Some(
+                check::compare(&groups, &doc, c.threshold)
+                    .map_err(|e| e.context(Usage("bad --baseline".into())))?,
+            )
         }
-        None => Vec::new(),
+        None => None,
     };
     if c.baseline.is_none() && c.min_score.is_none() {
         return Err(anyhow::Error::new(Usage(
@@ -191,7 +236,7 @@ fn check_command(ws: &Workspace, args: &cli::CargoArgs, c: &cli::CheckArgs) -> R
         )));
     }
     let applied = check::applied_scores(ws, &groups)?;
-    let (md, pass) = check::summary(&comparisons, &applied, c.min_score);
+    let (md, pass) = check::summary(comparisons.as_ref(), &applied, c.min_score);
     print!("{md}");
     if let Some(path) = &c.summary {
         std::fs::write(path, &md).with_context(|| format!("cannot write {}", path.display()))?;

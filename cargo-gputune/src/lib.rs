@@ -11,6 +11,7 @@ pub mod cargo;
 pub mod check;
 pub mod cli;
 mod commands;
+pub mod lock;
 pub mod output;
 pub mod plot;
 pub mod process;

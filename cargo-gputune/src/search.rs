@@ -69,7 +69,10 @@ pub(crate) fn production(
         } => {
             counters.builds += 1;
             let doc = json!({ "manifest": manifest, "seconds": seconds });
-            std::fs::write(&cached, doc.to_string())
+            // Whole or not at all: another search may read it at any moment.
+            let tmp = cached.with_extension(format!("tmp{}", std::process::id()));
+            std::fs::write(&tmp, doc.to_string())
+                .and_then(|()| std::fs::rename(&tmp, &cached))
                 .with_context(|| format!("cannot write {}", cached.display()))?;
             Ok((bin, manifest, seconds))
         }
@@ -192,7 +195,7 @@ pub fn search(
                 &function.attribute,
             )?;
             let (device, arch) = protocol::device(&base_bin, &info.name)?;
-            let work_dir = ws.gputune_dir().join("work");
+            let work_dir = ws.work_dir(store.path());
             std::fs::create_dir_all(&work_dir)?;
             let plan = Plan {
                 target: &target,

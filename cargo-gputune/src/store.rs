@@ -6,56 +6,34 @@
 //! runtime workload `*`. A rerun skips the keys that are there. WAL mode, so `report` can
 //! read while `search` writes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::cli::Usage;
+use crate::lock::{Busy, FileLock};
 
 /// Held by a search for as long as it writes to a store: two searches on one store would
 /// build and measure the same variants twice, and on a GPU disturb each other's timings, so
 /// the second one stops with a plain message instead. The lock is an `flock` on
 /// `STORE.lock`, which the kernel drops when the process dies, however it dies.
 pub struct SearchLock {
-    _file: std::fs::File,
+    _lock: FileLock,
 }
 
 impl SearchLock {
     /// Takes the lock of the store at `path`, or says who holds it.
     pub fn acquire(path: &Path) -> Result<SearchLock> {
-        use std::io::{Read, Seek, Write};
-        use std::os::fd::AsRawFd;
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        let lock_path = path.with_extension("lock");
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .with_context(|| format!("cannot open {}", lock_path.display()))?;
-        // SAFETY: flock on a descriptor this function owns; no memory is involved.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            return Err(anyhow::Error::new(Usage(format!(
+        match FileLock::acquire(&path.with_extension("lock"), Busy::Fail)? {
+            Ok(lock) => Ok(SearchLock { _lock: lock }),
+            Err(holder) => Err(anyhow::Error::new(Usage(format!(
                 "the store {} is busy: another `cargo gputune search` (pid {}) is writing to \
                  it; wait for it to finish, or give this one its own store with --db FILE",
                 path.display(),
-                holder
-                    .trim()
-                    .parse::<u32>()
-                    .map_or("unknown".into(), |p| p.to_string())
-            ))));
+                holder.map_or("unknown".into(), |p| p.to_string())
+            )))),
         }
-        file.set_len(0)?;
-        file.rewind()?;
-        write!(file, "{}", std::process::id())?;
-        Ok(SearchLock { _file: file })
     }
 }
 
@@ -139,6 +117,7 @@ pub struct Measurement {
 /// The store.
 pub struct Store {
     conn: Connection,
+    path: PathBuf,
 }
 
 impl Store {
@@ -151,7 +130,10 @@ impl Store {
         let conn = Connection::open(path)
             .with_context(|| format!("cannot open the store {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        let store = Store { conn };
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
         // Nothing is written to a file that turns out not to be ours (a corrupt or foreign
         // one): it is the user's to look at.
         store.init().map_err(|e| {
@@ -161,6 +143,99 @@ impl Store {
             )))
         })?;
         Ok(store)
+    }
+
+    /// Opens the store at `path` for reading only: `report`, `apply` and `check` work on a
+    /// store in a read-only place (`report --db` anywhere), and never create or change one.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        let usage = |m: String| anyhow::Error::new(Usage(m));
+        if path.is_dir() {
+            return Err(usage(format!(
+                "{} is a directory, not a store: pass the store file (a search writes \
+                 DIR/gputune.db, or the file given to its --db)",
+                path.display()
+            )));
+        }
+        if !path.exists() {
+            return Err(usage(format!(
+                "no store at {}: run `cargo gputune search` first, or pass --db FILE",
+                path.display()
+            )));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let open = |uri: &str| -> Result<Store> {
+            let conn = Connection::open_with_flags(uri, flags)?;
+            conn.busy_timeout(std::time::Duration::from_secs(10))?;
+            let store = Store {
+                conn,
+                path: path.to_path_buf(),
+            };
+            store.check_schema()?;
+            Ok(store)
+        };
+        let uri = file_uri(path);
+        let wal = PathBuf::from(format!("{}-wal", path.display()));
+        let pending = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
+        // Without a write-ahead log no connection is open (the last one to close folds the
+        // log into the file and removes it), so everything committed is in the main file
+        // and SQLite may read it as immutable: nothing is created beside it, which a
+        // read-only directory would refuse. With a log (a search is writing), a reader
+        // shares the writer's index file, as WAL mode intends.
+        let first = match open(&if pending {
+            uri
+        } else {
+            format!("{uri}?immutable=1")
+        }) {
+            Ok(store) => return Ok(store),
+            Err(e) => e,
+        };
+        let cause = if pending {
+            format!(
+                "; it has a pending write-ahead log ({}): if its directory is read-only, copy \
+                 the store together with its -wal file to a writable place",
+                wal.display()
+            )
+        } else {
+            String::new()
+        };
+        Err(usage(format!(
+            "{} is not a usable gputune store ({first:#}){cause}",
+            path.display()
+        )))
+    }
+
+    /// Checks, without writing, that the file is a gputune store of this schema version.
+    fn check_schema(&self) -> Result<()> {
+        let tables: Vec<String> = self
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        if !tables.iter().any(|t| t == "meta") {
+            bail!("it holds no gputune metadata (a foreign database?)");
+        }
+        let version: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match version {
+            Some(v) if v == SCHEMA_VERSION.to_string() => Ok(()),
+            Some(v) => {
+                bail!("schema version {v}; this cargo-gputune reads version {SCHEMA_VERSION}")
+            }
+            None => bail!("it has no schema version"),
+        }
+    }
+
+    /// The file this store was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     fn init(&self) -> Result<()> {
@@ -318,6 +393,21 @@ impl Store {
     }
 }
 
+/// `file:` URI of a path, percent-encoding what a URI would read as syntax.
+fn file_uri(path: &Path) -> String {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for b in absolute.as_os_str().as_encoded_bytes() {
+        match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(char::from(*b))
+            }
+            _ => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,6 +452,43 @@ mod tests {
         assert_eq!(store.integrity().expect("check"), "ok");
         drop(store);
         assert!(Store::open(&path).is_ok(), "reopens");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn read_only_opens_create_and_change_nothing() {
+        let dir = std::env::temp_dir().join(format!("gputune-store-ro-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("odd name?#%.db");
+        let store = Store::open(&path).expect("opens");
+        store.put(&[sample("base", "N=1")]).expect("put");
+        drop(store);
+        let listing = || {
+            let mut l: Vec<_> = std::fs::read_dir(&dir)
+                .expect("dir")
+                .map(|e| e.expect("entry").file_name())
+                .collect();
+            l.sort();
+            l
+        };
+        let digest = || gputune_protocol::hash::Fnv64::of(&std::fs::read(&path).expect("bytes"));
+        let before = (listing(), digest());
+        let ro = Store::open_read_only(&path).expect("reads");
+        assert_eq!(ro.measurements().expect("rows").len(), 1);
+        assert!(ro.put(&[sample("x_1", "N=1")]).is_err(), "read only");
+        drop(ro);
+        assert_eq!((listing(), digest()), before, "nothing created or changed");
+        // While a search writes (its log is pending), a reader sees what it committed.
+        let writer = Store::open(&path).expect("opens");
+        writer.put(&[sample("x_2", "N=1")]).expect("put");
+        let ro = Store::open_read_only(&path).expect("reads");
+        assert_eq!(ro.measurements().expect("rows").len(), 2);
+        drop((ro, writer));
+
+        let err = |p: &Path| format!("{:#}", Store::open_read_only(p).err().expect("refused"));
+        assert!(err(&dir).contains("is a directory"), "{}", err(&dir));
+        assert!(err(&dir.join("none.db")).contains("no store at"));
+        assert!(!dir.join("none.db").exists(), "nothing created");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
