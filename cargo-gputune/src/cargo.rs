@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use cargo_metadata::{Message, Metadata, MetadataCommand, Package};
+use gputune_protocol::hash::Fnv64;
 use gputune_runtime::build::manifest::Manifest;
 
 use gputune_protocol::hash::Fnv64;
@@ -363,7 +364,7 @@ pub fn build(
 /// A revision key: the toolchain, the build options, and the contents of the package and of
 /// every local package (path dependency), so editing a kernel starts a new search.
 pub fn revision(ws: &Workspace, args: &CargoArgs, target: &BenchTarget) -> Result<String> {
-    let mut h = Fnv::default();
+    let mut h = Fnv64::new();
     let rustc = Command::new("rustc")
         .arg("-vV")
         .output()
@@ -389,10 +390,10 @@ pub fn revision(ws: &Workspace, args: &CargoArgs, target: &BenchTarget) -> Resul
     for dir in dirs {
         hash_dir(&mut h, &dir, &ws.target_dir)?;
     }
-    Ok(format!("{}-{:016x}", target.package, h.0))
+    Ok(format!("{}-{:016x}", target.package, h.finish()))
 }
 
-fn hash_dir(h: &mut Fnv, dir: &Path, skip: &Path) -> Result<()> {
+fn hash_dir(h: &mut Fnv64, dir: &Path, skip: &Path) -> Result<()> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
@@ -416,25 +417,6 @@ fn hash_dir(h: &mut Fnv, dir: &Path, skip: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// FNV-1a, 64 bits: a stable hash for revision keys (std's hasher may change between
-/// releases).
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
 }
 
 #[cfg(test)]
