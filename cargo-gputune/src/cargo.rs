@@ -10,8 +10,6 @@ use cargo_metadata::{Message, Metadata, MetadataCommand, Package};
 use gputune_protocol::hash::Fnv64;
 use gputune_runtime::build::manifest::Manifest;
 
-use gputune_protocol::hash::Fnv64;
-
 use crate::cli::{CargoArgs, Usage};
 use crate::lock::{Busy, FileLock};
 use crate::process::{self, Exit};
