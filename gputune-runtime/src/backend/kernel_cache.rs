@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use gputune_protocol::hash::{Fnv128, Fnv64};
+
 /// Environment variable naming the kernel cache directory; empty or `off` disables the disk
 /// cache (the in-process cache still works).
 pub const KERNEL_CACHE_ENV: &str = "GPUTUNE_KERNEL_CACHE";
@@ -91,8 +93,8 @@ impl Image {
 }
 
 /// Identity of one compilation: a 128-bit digest of the NVRTC version, the options in order
-/// and the source. Stable across processes, machines and Rust versions (FNV-1a, written out
-/// here, not `std`'s hasher, whose output may change between releases).
+/// and the source. Stable across processes, machines and Rust versions (the workspace's
+/// FNV-1a, not `std`'s hasher, whose output may change between releases).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Key(u128);
 
@@ -118,44 +120,6 @@ impl Key {
     pub fn hex(self) -> String {
         format!("{:032x}", self.0)
     }
-}
-
-/// FNV-1a, 128 bits.
-struct Fnv128(u128);
-
-impl Fnv128 {
-    const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
-    const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
-
-    fn new() -> Fnv128 {
-        Fnv128(Self::OFFSET)
-    }
-
-    fn bytes(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u128::from(b);
-            self.0 = self.0.wrapping_mul(Self::PRIME);
-        }
-    }
-
-    fn field(&mut self, bytes: &[u8]) {
-        self.bytes(&(bytes.len() as u64).to_le_bytes());
-        self.bytes(bytes);
-    }
-
-    fn finish(&self) -> u128 {
-        self.0
-    }
-}
-
-/// FNV-1a, 64 bits: the checksum of an entry's payload.
-fn checksum(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }
 
 /// The kernel cache directory this process uses, from the environment (see the module
@@ -256,7 +220,7 @@ fn encode(key: Key, image: &Image) -> Vec<u8> {
     out.extend_from_slice(&key.0.to_le_bytes());
     out.extend_from_slice(&[image.kind.code(), 0, 0, 0]);
     out.extend_from_slice(&(image.bytes.len() as u64).to_le_bytes());
-    out.extend_from_slice(&checksum(&image.bytes).to_le_bytes());
+    out.extend_from_slice(&Fnv64::of(&image.bytes).to_le_bytes());
     out.extend_from_slice(&image.bytes);
     out
 }
@@ -287,7 +251,7 @@ fn decode(data: &[u8], key: Key) -> Option<Image> {
         return None;
     }
     let kind = ImageKind::from_code(header[24])?;
-    if u64_at(28)? != payload.len() as u64 || u64_at(36)? != checksum(payload) {
+    if u64_at(28)? != payload.len() as u64 || u64_at(36)? != Fnv64::of(payload) {
         return None;
     }
     if payload.is_empty() || (kind == ImageKind::Ptx && payload.last() != Some(&0)) {
@@ -463,14 +427,14 @@ mod tests {
     fn the_key_is_stable_across_builds() {
         // Changing this digest invalidates every cache on disk: bump FORMAT_VERSION instead
         // of changing the hash silently.
+        // The digest of the hasher kernel_cache had before the workspace's one replaced it.
         assert_eq!(
             Key::new("s", &["-DX=1".to_string()], (13, 0)).hex(),
-            Key::new("s", &["-DX=1".to_string()], (13, 0)).hex()
+            "27c183d7a7f477e86c1e44b365089337"
         );
-        let mut h = Fnv128::new();
-        h.bytes(b"a");
-        assert_eq!(h.finish(), 0xd228_cb69_6f1a_8caf_7891_2b70_4e4a_8964);
-        assert_eq!(checksum(b"a"), 0xaf63_dc4c_8601_ec8c);
+        // An entry's checksum is FNV-1a 64 of its payload (the specification's value for "a").
+        let entry = encode(Key(0), &Image::cubin(b"a".to_vec()));
+        assert_eq!(entry[36..44], 0xaf63_dc4c_8601_ec8c_u64.to_le_bytes());
     }
 
     #[test]

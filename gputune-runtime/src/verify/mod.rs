@@ -18,10 +18,13 @@ mod cuda;
 /// name it as a bound in code generic over the element type.
 #[cfg(feature = "cuda")]
 pub use cuda::DeviceElement;
+// What a failed verification, or a base that could not produce its reference, returns; they
+// live with the runtime's other errors, whose kinds `ErrorKind::of` tells apart.
+pub use crate::error::{BaseFailed, VerificationFailed};
 
 use serde::Serialize;
 
-use crate::error::{BoxError, ErrorKind};
+use crate::error::BoxError;
 
 /// Tolerances: an element passes when `|out − ref| ≤ atol + rtol·|ref|`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -219,30 +222,6 @@ impl Verification {
             ),
             (None, None) => format!("verification failed against {}", self.against),
         })
-    }
-}
-
-/// The error a failed verification returns from the bench function.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct VerificationFailed(pub String);
-
-/// Base failed while producing the reference a variant is compared with.
-///
-/// Its kind is not the failure's own: base not compiling, say, is no build failure of the
-/// variant being verified. Only a lost device keeps its kind, because it ends the process
-/// whoever lost it.
-#[derive(Debug, thiserror::Error)]
-#[error("running base for its reference outputs: {0}")]
-pub struct BaseFailed(pub BoxError);
-
-impl BaseFailed {
-    /// [`ErrorKind::DeviceLost`] if base lost the device, else [`ErrorKind::Other`].
-    pub fn kind(&self) -> ErrorKind {
-        match ErrorKind::of(self.0.as_ref()) {
-            ErrorKind::DeviceLost => ErrorKind::DeviceLost,
-            _ => ErrorKind::Other,
-        }
     }
 }
 

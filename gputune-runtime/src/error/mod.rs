@@ -1,5 +1,8 @@
 //! Error type of the runtime, and the kinds of failure `cargo gputune` tells apart.
 
+#[cfg(feature = "cuda")]
+pub(crate) mod cuda;
+
 use serde::Serialize;
 
 /// Boxed error that a bench function or an `exec` closure may return; `?` converts any
@@ -124,14 +127,14 @@ impl ErrorKind {
             if let Some(e) = e.downcast_ref::<Error>() {
                 return e.kind();
             }
-            if let Some(e) = e.downcast_ref::<crate::verify::BaseFailed>() {
+            if let Some(e) = e.downcast_ref::<BaseFailed>() {
                 return e.kind();
             }
-            if e.is::<crate::verify::VerificationFailed>() {
+            if e.is::<VerificationFailed>() {
                 return ErrorKind::Verification;
             }
             #[cfg(feature = "cuda")]
-            if let Some(kind) = crate::backend::cuda::cudarc_error_kind(e) {
+            if let Some(kind) = cuda::cudarc_error_kind(e) {
                 return kind;
             }
             next = e.source();
@@ -143,6 +146,30 @@ impl ErrorKind {
 impl std::fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The error a failed verification returns from the bench function.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct VerificationFailed(pub String);
+
+/// Base failed while producing the reference a variant is compared with.
+///
+/// Its kind is not the failure's own: base not compiling, say, is no build failure of the
+/// variant being verified. Only a lost device keeps its kind, because it ends the process
+/// whoever lost it.
+#[derive(Debug, thiserror::Error)]
+#[error("running base for its reference outputs: {0}")]
+pub struct BaseFailed(pub BoxError);
+
+impl BaseFailed {
+    /// [`ErrorKind::DeviceLost`] if base lost the device, else [`ErrorKind::Other`].
+    pub fn kind(&self) -> ErrorKind {
+        match ErrorKind::of(self.0.as_ref()) {
+            ErrorKind::DeviceLost => ErrorKind::DeviceLost,
+            _ => ErrorKind::Other,
+        }
     }
 }
 
@@ -192,7 +219,7 @@ mod tests {
     fn unknown_errors_are_other_and_verification_is_known() {
         let own: BoxError = "a bench's own error".into();
         assert_eq!(ErrorKind::of(own.as_ref()), ErrorKind::Other);
-        let failed = crate::verify::VerificationFailed("verification failed".into());
+        let failed = VerificationFailed("verification failed".into());
         assert_eq!(ErrorKind::of(&failed), ErrorKind::Verification);
     }
 
@@ -208,10 +235,10 @@ mod tests {
     #[test]
     fn base_failing_for_its_reference_is_not_the_variants_build_failure() {
         // Base not compiling says nothing about the variant being verified …
-        let base = crate::verify::BaseFailed(boxed(Error::Compile("bad".into())));
+        let base = BaseFailed(boxed(Error::Compile("bad".into())));
         assert_eq!(ErrorKind::of(&base), ErrorKind::Other);
         // … but a lost context ends the process whoever lost it.
-        let base = crate::verify::BaseFailed(boxed(Error::DeviceLost("x".into())));
+        let base = BaseFailed(boxed(Error::DeviceLost("x".into())));
         assert_eq!(ErrorKind::of(&base), ErrorKind::DeviceLost);
     }
 

@@ -1,0 +1,49 @@
+//! The CUDA backend: CUDA events around the user's launches, nvbench's cold-sample protocol.
+//!
+//! cudarc loads `libcuda` and `libnvrtc` at run time, so this module builds and unit-tests on
+//! machines without CUDA; [`CudaBackend::open`] is where a missing driver turns into
+//! [`Error::NoDevice`] instead of cudarc's panic.
+//!
+//! Every driver error becomes an [`Error`] through [`driver_error`], which classifies it
+//! ([`driver_error_kind`]): a sticky error (an illegal address, a trap, a failed launch)
+//! becomes [`Error::DeviceLost`], after which the bench process reports the state and ends;
+//! a launch the kernel cannot take becomes [`Error::InvalidLaunch`]. [`check_launch`] finds
+//! the most common invalid launches before anything is launched. NVRTC rejecting a source
+//! is [`Error::Compile`].
+//!
+//! The two helper kernels (the spin kernel that holds the stream and the timestamp kernel that
+//! reads the SM clock) are hand-written PTX, so measuring needs neither NVRTC nor a toolkit:
+//! the driver JITs them for whatever GPU it finds.
+//!
+//! [`Error`]: crate::Error
+//! [`Error::NoDevice`]: crate::Error::NoDevice
+//! [`Error::DeviceLost`]: crate::Error::DeviceLost
+//! [`Error::InvalidLaunch`]: crate::Error::InvalidLaunch
+//! [`Error::Compile`]: crate::Error::Compile
+
+mod device;
+mod errors;
+mod handles;
+mod limits;
+mod mapped;
+mod module;
+mod nvrtc;
+mod precompile;
+mod quiet;
+mod timing;
+
+// What the error module classifies every CUDA error by; re-exported where it always was.
+pub use crate::error::cuda::{driver_error_kind, INVALID_LAUNCH_ERRORS, STICKY_ERRORS};
+pub use errors::driver_error;
+pub use handles::CudaHandles;
+pub use limits::{check_launch, LaunchLimits};
+pub use nvrtc::compiles_for;
+pub use precompile::{finish_compilations, precompile_once, Precompile, PrecompileSummary};
+pub use timing::{CudaBackend, DEFAULT_BLOCKING_TIMEOUT};
+
+pub(crate) use device::current_arch;
+pub(crate) use errors::describe;
+pub(crate) use module::load_module;
+// verify's tests compile its kernels without loading them.
+#[cfg(test)]
+pub(crate) use nvrtc::compile_for;

@@ -1,0 +1,161 @@
+//! Loading compiled kernels: each image is compiled once per process (or read from the disk
+//! cache), and each module loaded once per context.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Once, OnceLock};
+
+use cudarc::driver::{CudaContext, CudaModule};
+use cudarc::nvrtc::Ptx;
+
+use super::device::device_cc;
+use super::errors::device_error;
+use super::nvrtc::{compile_for, nvrtc_options, nvrtc_version, Target};
+use crate::backend::kernel_cache::{DiskCache, Image, Key, Memo, Origin, KERNEL_CACHE_ENV};
+use crate::error::{Error, ErrorKind, Result};
+
+/// What a failed compilation leaves in the memo: its kind (NVRTC rejected the source, or
+/// something else went wrong) and the message.
+type CompileFailed = (ErrorKind, String);
+
+/// The in-process image cache of every context (images do not depend on the context).
+fn memo() -> &'static Memo<CompileFailed> {
+    static MEMO: OnceLock<Memo<CompileFailed>> = OnceLock::new();
+    MEMO.get_or_init(Memo::default)
+}
+
+/// The disk cache of this process, resolved once from the environment.
+fn disk_cache() -> Option<&'static DiskCache> {
+    static DISK: OnceLock<Option<DiskCache>> = OnceLock::new();
+    DISK.get_or_init(DiskCache::from_env).as_ref()
+}
+
+/// The cache key of compiling `source` with `defines` for compute capability `cc`: the
+/// options of the first target tried (the device's own `sm_XY`) stand for the device.
+pub(super) fn image_key(
+    source: &str,
+    defines: &[(&str, String)],
+    cc: i32,
+    version: (i32, i32),
+) -> Key {
+    let arch = u32::try_from(cc).unwrap_or(0);
+    Key::new(
+        source,
+        &nvrtc_options(defines, &Target::Cubin(arch)),
+        version,
+    )
+}
+
+/// The image for `key` from the caches, else compiled (and stored on disk).
+pub(super) fn cached_image(
+    key: Key,
+    source: &str,
+    defines: &[(&str, String)],
+    cc: i32,
+) -> (std::result::Result<Arc<Image>, CompileFailed>, Origin) {
+    memo().get_or_compile(
+        key,
+        disk_cache(),
+        || {
+            compile_for(source, defines, cc).map_err(|e| {
+                let kind = e.kind();
+                match e {
+                    Error::Device(message) | Error::Compile(message) => (kind, message),
+                    other => (kind, other.to_string()),
+                }
+            })
+        },
+        |dir, e| {
+            // Once per process: a cache that cannot be written slows later runs, nothing else.
+            static WARNED: Once = Once::new();
+            WARNED.call_once(|| {
+                eprintln!(
+                    "warning: cannot write the kernel cache in {} ({e}); kernels are compiled \
+                     again in each process (set {KERNEL_CACHE_ENV} to another directory, or to \
+                     `off`)",
+                    dir.display()
+                );
+            });
+        },
+    )
+}
+
+/// [`CudaHandles::compile`] for any context.
+pub(crate) fn load_module(
+    context: &Arc<CudaContext>,
+    source: &str,
+    defines: &[(&str, String)],
+) -> Result<Arc<CudaModule>> {
+    /// Loaded modules by context and key: loading a module again for every state of every
+    /// variant would cost a driver call and device memory each time.
+    type Modules = Mutex<HashMap<(usize, Key), Arc<CudaModule>>>;
+    static MODULES: OnceLock<Modules> = OnceLock::new();
+
+    let cc = device_cc(context)?;
+    let key = image_key(source, defines, cc, nvrtc_version()?);
+    let modules = MODULES.get_or_init(Modules::default);
+    let id = (context.cu_ctx() as usize, key);
+    // A poisoned lock only means a thread panicked while inserting; the map is whole.
+    if let Some(m) = modules.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        return Ok(m.clone());
+    }
+    let image = cached_image(key, source, defines, cc)
+        .0
+        .map_err(|(kind, message)| match kind {
+            // NVRTC rejected the source: the variant does not build.
+            ErrorKind::Compile => Error::Compile(message),
+            _ => Error::Device(message),
+        })?;
+    // A driver that rejects the image (CUDA_ERROR_INVALID_PTX) classifies as a compile error.
+    let module = context
+        .load_module(Ptx::from_binary(image.bytes.clone()))
+        .map_err(device_error("loading the compiled kernel module"))?;
+    // Two threads may load the same module at once; the first one stored is the one shared.
+    let shared = modules
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(id)
+        .or_insert(module)
+        .clone();
+    Ok(shared)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_image_key_covers_defines_their_order_the_device_and_nvrtc() {
+        let src = "extern \"C\" __global__ void k() {}";
+        let d = |ipt: &str, tpb: &str| vec![("IPT", ipt.to_string()), ("TPB", tpb.to_string())];
+        let key = image_key(src, &d("4", "256"), 90, (13, 0));
+        assert_eq!(key, image_key(src, &d("4", "256"), 90, (13, 0)));
+        assert_eq!(
+            key,
+            Key::new(
+                src,
+                &nvrtc_options(&d("4", "256"), &Target::Cubin(90)),
+                (13, 0)
+            )
+        );
+        for other in [
+            image_key(src, &d("8", "256"), 90, (13, 0)),
+            image_key(src, &d("4", "128"), 90, (13, 0)),
+            image_key(src, &d("4", "256"), 100, (13, 0)),
+            image_key(src, &d("4", "256"), 90, (13, 1)),
+            image_key(
+                "extern \"C\" __global__ void j() {}",
+                &d("4", "256"),
+                90,
+                (13, 0),
+            ),
+            image_key(
+                src,
+                &[("TPB", "256".to_string()), ("IPT", "4".to_string())],
+                90,
+                (13, 0),
+            ),
+        ] {
+            assert_ne!(other, key);
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! NVRTC: the options a kernel is compiled with, the targets tried in turn, and the log of a
+//! rejected source.
+
+use std::ffi::{c_char, CStr, CString};
+use std::sync::OnceLock;
+
+use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
+
+use super::quiet::quietly;
+use crate::backend::kernel_cache::Image;
+use crate::error::{Error, Result};
+
+/// Why nothing can be compiled on a machine without NVRTC.
+const NO_NVRTC: &str = "NVRTC (libnvrtc.so.13, part of the CUDA toolkit) could not be loaded, \
+                        so kernels cannot be compiled at run time: install the CUDA toolkit or \
+                        put its lib directory on LD_LIBRARY_PATH";
+
+/// NVRTC's version, which is part of every cache key; an error without NVRTC.
+pub(super) fn nvrtc_version() -> Result<(i32, i32)> {
+    static VERSION: OnceLock<std::result::Result<(i32, i32), String>> = OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            // SAFETY: only tries to dlopen the candidate library names; nothing is called.
+            if !unsafe { nvrtc_sys::is_culib_present() } {
+                return Err(NO_NVRTC.to_string());
+            }
+            quietly(|| {
+                let (mut major, mut minor) = (0, 0);
+                // SAFETY: writes two ints.
+                unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) }
+                    .result()
+                    .map(|()| (major, minor))
+                    .map_err(|e| format!("cannot read NVRTC's version: {e}"))
+            })
+            .unwrap_or_else(|panic| Err(format!("NVRTC cannot be used: {panic}")))
+        })
+        .clone()
+        .map_err(Error::Device)
+}
+
+/// Initialises NVRTC on the calling thread.
+pub(super) fn init_on_this_thread() {
+    let _ = quietly(|| nvrtc::create_program(c"", None).map(Program));
+}
+
+/// Where NVRTC is asked to compile to, in the order tried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Target {
+    /// SASS for a real architecture (`sm_XY`): loads without JIT.
+    Cubin(u32),
+    /// PTX for a virtual architecture (`compute_XY`): the driver JITs it.
+    Ptx(u32),
+}
+
+impl Target {
+    fn option(&self) -> String {
+        match self {
+            Target::Cubin(arch) => format!("--gpu-architecture=sm_{arch}"),
+            Target::Ptx(arch) => format!("--gpu-architecture=compute_{arch}"),
+        }
+    }
+}
+
+/// Why one NVRTC attempt failed.
+enum CompileFailure {
+    /// NVRTC does not accept the architecture option: try the next target.
+    ArchRejected(String),
+    /// NVRTC rejected the source (`NVRTC_ERROR_COMPILATION`): the variant does not build.
+    Source(String),
+    /// Anything else (a compile error in the source, an NVRTC failure): final.
+    Final(String),
+}
+
+/// The NVRTC option list for one target.
+pub(super) fn nvrtc_options(defines: &[(&str, String)], target: &Target) -> Vec<String> {
+    let mut options = vec![target.option()];
+    options.extend(
+        defines
+            .iter()
+            .map(|(name, value)| format!("-D{name}={value}")),
+    );
+    options
+}
+
+/// Whether `source` compiles under NVRTC with `defines` for compute capability `cc`
+/// (`major * 10 + minor`), without a GPU: what kernel crates unit-test their sources with.
+///
+/// `Ok(false)` when NVRTC cannot be loaded (nothing to compile with); a rejected source is an
+/// [`Error::Compile`] with NVRTC's log.
+///
+/// ```
+/// # fn main() -> gputune_runtime::Result<()> {
+/// let source = r#"extern "C" __global__ void k(float* y) { y[threadIdx.x] = TPB; }"#;
+/// let checked = gputune_runtime::backend::cuda::compiles_for(source, &[("TPB", "256".into())], 90)?;
+/// # let _ = checked;
+/// # Ok(())
+/// # }
+/// ```
+pub fn compiles_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<bool> {
+    match compile_for(source, defines, cc) {
+        Ok(_) => Ok(true),
+        Err(Error::Device(m)) if m == NO_NVRTC => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Compiles `source` for compute capability `cc` (`major * 10 + minor`).
+pub(crate) fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<Image> {
+    let cc =
+        u32::try_from(cc).map_err(|_| Error::Device(format!("invalid compute capability {cc}")))?;
+    let src = CString::new(source)
+        .map_err(|_| Error::Device("the kernel source contains a NUL byte".into()))?;
+    if let Some((name, value)) = defines
+        .iter()
+        .find(|(n, v)| n.contains('\0') || v.contains('\0'))
+    {
+        return Err(Error::Device(format!(
+            "the define {name:?}={value:?} contains a NUL byte"
+        )));
+    }
+    // SAFETY: only tries to dlopen the candidate library names; nothing is called.
+    if !unsafe { nvrtc_sys::is_culib_present() } {
+        return Err(Error::Device(NO_NVRTC.into()));
+    }
+    let mut targets = vec![Target::Cubin(cc), Target::Ptx(cc)];
+    let mut rejected = Vec::new();
+    let mut i = 0;
+    while i < targets.len() {
+        let target = targets[i].clone();
+        let options = nvrtc_options(defines, &target);
+        let attempt = quietly(|| compile_once(&src, &options, &target))
+            .unwrap_or_else(|panic| Err(CompileFailure::Final(format!("NVRTC failed: {panic}"))));
+        match attempt {
+            Ok(image) => return Ok(image),
+            Err(CompileFailure::Source(message)) => return Err(Error::Compile(message)),
+            Err(CompileFailure::Final(message)) => return Err(Error::Device(message)),
+            Err(CompileFailure::ArchRejected(log)) => {
+                rejected.push(format!("{} ({log})", target.option()));
+                if i == 1 {
+                    // Neither form of the device's own architecture is known to this NVRTC
+                    // (a GPU newer than the toolkit): compile PTX for the newest one it
+                    // knows below it, which the driver can JIT forward.
+                    if let Some(older) = quietly(supported_archs)
+                        .ok()
+                        .flatten()
+                        .and_then(|archs| archs.into_iter().filter(|&a| a < cc).max())
+                    {
+                        targets.push(Target::Ptx(older));
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    Err(Error::Device(format!(
+        "NVRTC rejected every target architecture for this compute {}.{} device: {}",
+        cc / 10,
+        cc % 10,
+        rejected.join("; ")
+    )))
+}
+
+/// An NVRTC program, destroyed on drop.
+struct Program(nvrtc_sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by `create_program` and destroyed only here.
+        let _ = unsafe { nvrtc::destroy_program(self.0) };
+    }
+}
+
+fn compile_once(
+    src: &CStr,
+    options: &[String],
+    target: &Target,
+) -> std::result::Result<Image, CompileFailure> {
+    let program = Program(
+        nvrtc::create_program(src, Some(c"gputune_kernel.cu"))
+            .map_err(|e| CompileFailure::Final(format!("NVRTC cannot create a program: {e}")))?,
+    );
+    // SAFETY: `program` is live; the options contain no NUL (checked by the caller).
+    if let Err(e) = unsafe { nvrtc::compile_program(program.0, options) } {
+        let log = program_log(&program);
+        return Err(match e.0 {
+            nvrtc_sys::nvrtcResult::NVRTC_ERROR_INVALID_OPTION => {
+                CompileFailure::ArchRejected(if log.is_empty() { format!("{e}") } else { log })
+            }
+            code => {
+                let message = format!(
+                    "NVRTC could not compile the kernel ({e}) with options {}:\n{log}",
+                    options.join(" ")
+                );
+                if code == nvrtc_sys::nvrtcResult::NVRTC_ERROR_COMPILATION {
+                    CompileFailure::Source(message)
+                } else {
+                    CompileFailure::Final(message)
+                }
+            }
+        });
+    }
+    let output = |what: &str, e: nvrtc::NvrtcError| {
+        CompileFailure::Final(format!("NVRTC compiled the kernel but {what} failed: {e}"))
+    };
+    match target {
+        Target::Cubin(_) => {
+            let mut size = 0usize;
+            // SAFETY: `program` compiled successfully for a real architecture.
+            unsafe { nvrtc_sys::nvrtcGetCUBINSize(program.0, &mut size) }
+                .result()
+                .map_err(|e| output("nvrtcGetCUBINSize", e))?;
+            let mut cubin = vec![0u8; size];
+            // SAFETY: `cubin` holds `size` bytes as NVRTC asked.
+            unsafe { nvrtc_sys::nvrtcGetCUBIN(program.0, cubin.as_mut_ptr().cast::<c_char>()) }
+                .result()
+                .map_err(|e| output("nvrtcGetCUBIN", e))?;
+            Ok(Image::cubin(cubin))
+        }
+        Target::Ptx(_) => {
+            // SAFETY: `program` compiled successfully.
+            let ptx = unsafe { nvrtc::get_ptx(program.0) }.map_err(|e| output("nvrtcGetPTX", e))?;
+            // Kept NUL-terminated: the driver reads the image as a C string.
+            Ok(Image::ptx(&c_chars_to_string(&ptx)))
+        }
+    }
+}
+
+fn program_log(program: &Program) -> String {
+    // SAFETY: `program` is live.
+    match unsafe { nvrtc::get_program_log(program.0) } {
+        Ok(log) => c_chars_to_string(&log).trim().to_owned(),
+        Err(e) => format!("(no log: {e})"),
+    }
+}
+
+/// The architectures this NVRTC can compile for, as `major * 10 + minor`.
+fn supported_archs() -> Option<Vec<u32>> {
+    let mut count = 0;
+    // SAFETY: writes one int.
+    unsafe { nvrtc_sys::nvrtcGetNumSupportedArchs(&mut count) }
+        .result()
+        .ok()?;
+    let mut archs = vec![0; usize::try_from(count).ok()?];
+    // SAFETY: `archs` holds `count` ints as NVRTC asked.
+    unsafe { nvrtc_sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) }
+        .result()
+        .ok()?;
+    Some(
+        archs
+            .into_iter()
+            .filter_map(|a| u32::try_from(a).ok())
+            .collect(),
+    )
+}
+
+/// A NUL-terminated C buffer as a string (everything if there is no NUL).
+fn c_chars_to_string(chars: &[c_char]) -> String {
+    let bytes: Vec<u8> = chars.iter().map(|&c| c as u8).collect();
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn nvrtc_options_put_the_architecture_first_then_defines() {
+        let defines = [("IPT", "4".to_string()), ("TPB", "256".to_string())];
+        assert_eq!(
+            nvrtc_options(&defines, &Target::Cubin(90)),
+            ["--gpu-architecture=sm_90", "-DIPT=4", "-DTPB=256"]
+        );
+        assert_eq!(
+            nvrtc_options(&[], &Target::Ptx(100)),
+            ["--gpu-architecture=compute_100"]
+        );
+    }
+
+    #[test]
+    fn compiling_without_nvrtc_is_an_error_not_a_panic() {
+        // SAFETY: only tries to dlopen.
+        if unsafe { nvrtc_sys::is_culib_present() } {
+            return;
+        }
+        match compile_for("extern \"C\" __global__ void k() {}", &[], 90) {
+            Err(Error::Device(msg)) => assert!(msg.contains("NVRTC"), "{msg}"),
+            Err(other) => panic!("expected a device error, got {other:?}"),
+            Ok(_) => panic!("compiled without NVRTC"),
+        }
+    }
+
+    #[test]
+    fn a_source_nvrtc_rejects_is_a_compile_error_where_it_is_installed() {
+        // NVRTC needs no GPU, but it is part of the CUDA toolkit: skip where it is missing.
+        // SAFETY: only tries to dlopen.
+        if !unsafe { nvrtc_sys::is_culib_present() } {
+            return;
+        }
+        let source = "#if BROKEN\n#error \"injected\"\n#endif\nextern \"C\" __global__ void k() {}";
+        match compile_for(source, &[("BROKEN", "1".into())], 90) {
+            Err(e @ Error::Compile(_)) => {
+                assert_eq!(e.kind(), ErrorKind::Compile);
+                let msg = e.to_string();
+                assert!(
+                    msg.contains("injected") && msg.contains("-DBROKEN=1"),
+                    "{msg}"
+                );
+            }
+            other => panic!("expected a compile error, got {other:?}"),
+        }
+        assert!(compile_for(source, &[("BROKEN", "0".into())], 90).is_ok());
+    }
+
+    #[test]
+    fn no_nvrtc_means_no_version_and_a_plain_error() {
+        // SAFETY: only tries to dlopen.
+        if unsafe { nvrtc_sys::is_culib_present() } {
+            return;
+        }
+        match nvrtc_version() {
+            Err(Error::Device(msg)) => assert!(msg.contains("NVRTC"), "{msg}"),
+            other => panic!("expected a device error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn c_buffers_stop_at_the_first_nul() {
+        let chars: Vec<c_char> = b"ptx text\0junk".iter().map(|&b| b as c_char).collect();
+        assert_eq!(c_chars_to_string(&chars), "ptx text");
+        let chars: Vec<c_char> = b"no nul".iter().map(|&b| b as c_char).collect();
+        assert_eq!(c_chars_to_string(&chars), "no nul");
+    }
+}

@@ -1,0 +1,312 @@
+//! Background compilation: NVRTC runs on the CPU's other cores while the GPU measures, and
+//! the process waits for it before it exits.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::device::device_cc;
+use super::handles::CudaHandles;
+use super::module::{cached_image, image_key};
+use super::nvrtc::{init_on_this_thread, nvrtc_version};
+use crate::backend::kernel_cache::{Key, Origin};
+use crate::error::{Error, Result};
+
+impl CudaHandles {
+    /// Starts compiling `source` once per define set on the CPU's cores, in the background,
+    /// so that later [`compile`](CudaHandles::compile) calls with the same arguments find
+    /// the result ready (or wait for the one compilation in flight) instead of running
+    /// NVRTC on the measurement's critical path.
+    ///
+    /// A bench calls this once, before measuring, with the define sets of every variant the
+    /// process will run ([`tuned::planned`](crate::tuned::planned) says which), in the order
+    /// they will run: the first is ready first, and the GPU measures while the rest compile.
+    /// It uses one thread fewer than the machine has cores (at least one), leaving one to the
+    /// measurement. Images already in the disk cache are only read.
+    ///
+    /// Errors of individual define sets are not returned here: each is remembered and
+    /// returned by the `compile` call for that set, so it fails the variant it belongs to.
+    /// This fails only when nothing can be compiled at all (no NVRTC, no device
+    /// architecture). Dropping the returned [`Precompile`] leaves the work going on;
+    /// [`Precompile::wait`] waits for it and says what happened.
+    ///
+    /// ```no_run
+    /// # fn f(cuda: &gputune_runtime::backend::cuda::CudaHandles) -> gputune_runtime::Result<()> {
+    /// const SOURCE: &str = "extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = IPT; }";
+    /// let sets: Vec<Vec<(&str, String)>> =
+    ///     [1, 2, 4, 8].iter().map(|ipt| vec![("IPT", ipt.to_string())]).collect();
+    /// let _background = cuda.precompile(SOURCE, &sets)?;
+    /// // …measure: each cuda.compile(SOURCE, &[("IPT", "4".into())]) finds its image ready.
+    /// # Ok(()) }
+    /// ```
+    pub fn precompile(
+        &self,
+        source: &str,
+        define_sets: &[Vec<(&str, String)>],
+    ) -> Result<Precompile> {
+        let cc = device_cc(&self.context)?;
+        let version = nvrtc_version()?;
+        let jobs: Vec<(Key, Vec<(String, String)>)> = define_sets
+            .iter()
+            .map(|defines| {
+                let owned = defines
+                    .iter()
+                    .map(|(n, v)| ((*n).to_string(), v.clone()))
+                    .collect();
+                (image_key(source, defines, cc, version), owned)
+            })
+            .collect();
+        let source: Arc<str> = Arc::from(source);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .saturating_sub(1)
+            .clamp(1, jobs.len().clamp(1, MAX_COMPILE_THREADS));
+        // The first NVRTC use of the process on this thread, not on a worker: some NVRTC
+        // versions crashed at exit when a child thread had initialised them (arrayfire#2707).
+        init_on_this_thread();
+        let started = Instant::now();
+        let in_flight = InFlight::enter();
+        let handle = std::thread::Builder::new()
+            .name("gputune-precompile".into())
+            .spawn(move || {
+                let _in_flight = in_flight;
+                let next = AtomicUsize::new(0);
+                let summary = Mutex::new(PrecompileSummary::default());
+                std::thread::scope(|s| {
+                    for _ in 0..threads {
+                        s.spawn(|| loop {
+                            if EXITING.load(Ordering::SeqCst) {
+                                break;
+                            }
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some((key, defines)) = jobs.get(i) else {
+                                break;
+                            };
+                            let defines: Vec<(&str, String)> = defines
+                                .iter()
+                                .map(|(n, v)| (n.as_str(), v.clone()))
+                                .collect();
+                            let (result, origin) = cached_image(*key, &source, &defines, cc);
+                            let mut summary = summary.lock().unwrap_or_else(|e| e.into_inner());
+                            match (result, origin) {
+                                (Err((_, message)), _) => summary.failed.push(message),
+                                (Ok(_), Origin::Compiled) => summary.compiled += 1,
+                                (Ok(_), Origin::Disk) => summary.from_disk += 1,
+                                (Ok(_), Origin::Memory) => summary.in_memory += 1,
+                            }
+                        });
+                    }
+                });
+                let mut summary = summary.into_inner().unwrap_or_else(|e| e.into_inner());
+                summary.threads = threads;
+                summary.seconds = started.elapsed().as_secs_f64();
+                summary
+            })
+            .map_err(|e| Error::Device(format!("cannot start the compile threads: {e}")))?;
+        Ok(Precompile { handle })
+    }
+}
+
+/// Most threads [`CudaHandles::precompile`] uses: each NVRTC instance holds a few hundred MB
+/// while it compiles, and a host with many cores gains little from more.
+const MAX_COMPILE_THREADS: usize = 16;
+
+/// Set by [`finish_compilations`]: compile threads take no new job.
+static EXITING: AtomicBool = AtomicBool::new(false);
+
+/// Background compilations running, and the condition the exit waits on.
+static IN_FLIGHT: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// How long the exit waits for compilations in flight (each takes well under a second).
+const EXIT_WAIT: Duration = Duration::from_secs(30);
+
+/// One background compilation in flight, from [`InFlight::enter`] to drop.
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> InFlight {
+        *IN_FLIGHT.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut n = IN_FLIGHT.0.lock().unwrap_or_else(|e| e.into_inner());
+        *n = n.saturating_sub(1);
+        IN_FLIGHT.1.notify_all();
+    }
+}
+
+/// Stops the background compilations of [`CudaHandles::precompile`] from starting new work
+/// and waits (at most 30 s) for the ones running; the bench runner calls it before the
+/// process exits.
+///
+/// `exit` runs the libraries' static destructors while other threads still run, and NVRTC is
+/// a compiler with global state: destroying it under a compilation could crash the process at
+/// its very end, turning a finished run into a crash. A process that runs fewer states than
+/// it precompiled variants (every one failing fast, say) would otherwise get there.
+pub fn finish_compilations() {
+    EXITING.store(true, Ordering::SeqCst);
+    let deadline = Instant::now() + EXIT_WAIT;
+    let mut n = IN_FLIGHT.0.lock().unwrap_or_else(|e| e.into_inner());
+    while *n > 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        n = match IN_FLIGHT.1.wait_timeout(n, left) {
+            Ok((guard, _)) => guard,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
+    }
+}
+
+/// Compilations started by [`CudaHandles::precompile`], running in the background.
+#[derive(Debug)]
+pub struct Precompile {
+    handle: std::thread::JoinHandle<PrecompileSummary>,
+}
+
+impl Precompile {
+    /// Waits until every define set is compiled (or failed) and says what happened.
+    pub fn wait(self) -> PrecompileSummary {
+        self.handle.join().unwrap_or_else(|_| PrecompileSummary {
+            failed: vec!["a compile thread panicked".into()],
+            ..PrecompileSummary::default()
+        })
+    }
+
+    /// Whether every define set is done.
+    pub fn is_finished(&self) -> bool {
+        self.handle.is_finished()
+    }
+}
+
+/// Background compilations a bench process started, by key, and the ones still running.
+struct Background {
+    started: Vec<Box<dyn std::any::Any + Send>>,
+    running: Vec<Precompile>,
+}
+
+static BACKGROUND: Mutex<Background> = Mutex::new(Background {
+    started: Vec::new(),
+    running: Vec::new(),
+});
+
+/// Starts a background compilation once per process and `key`, and reports on stderr each
+/// one that has finished since the last call. A bench calls it at the start of every state,
+/// keyed by what its kernels are compiled for (the element type, say), with `start` calling
+/// [`CudaHandles::precompile`] for the variants the process will run
+/// ([`crate::tuned::to_prepare`]), or returning `None` when there is nothing to start.
+///
+/// ```no_run
+/// # use gputune_runtime::backend::cuda::{precompile_once, CudaHandles};
+/// # fn f(cuda: &CudaHandles) -> gputune_runtime::Result<()> {
+/// const SOURCE: &str = "extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = IPT; }";
+/// precompile_once("f32", || {
+///     let sets: Vec<Vec<(&str, String)>> =
+///         [1, 2, 4].iter().map(|ipt| vec![("IPT", ipt.to_string())]).collect();
+///     cuda.precompile(SOURCE, &sets).map(Some)
+/// })?;
+/// # Ok(()) }
+/// ```
+pub fn precompile_once<K, E>(
+    key: K,
+    start: impl FnOnce() -> std::result::Result<Option<Precompile>, E>,
+) -> std::result::Result<(), E>
+where
+    K: PartialEq + Send + 'static,
+{
+    let lock = || BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
+    let first = {
+        let mut b = lock();
+        let seen = b
+            .started
+            .iter()
+            .any(|k| k.downcast_ref::<K>() == Some(&key));
+        if !seen {
+            b.started.push(Box::new(key));
+        }
+        !seen
+    };
+    if first {
+        if let Some(work) = start()? {
+            lock().running.push(work);
+        }
+    }
+    let done: Vec<Precompile> = {
+        let mut b = lock();
+        let (done, running) = std::mem::take(&mut b.running)
+            .into_iter()
+            .partition(Precompile::is_finished);
+        b.running = running;
+        done
+    };
+    for work in done {
+        eprintln!("Note: {}", work.wait());
+    }
+    Ok(())
+}
+
+/// What [`Precompile::wait`] reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PrecompileSummary {
+    /// Define sets NVRTC compiled.
+    pub compiled: usize,
+    /// Define sets read from the disk cache.
+    pub from_disk: usize,
+    /// Define sets this process had already compiled (or was compiling elsewhere).
+    pub in_memory: usize,
+    /// The errors of define sets that failed to compile.
+    pub failed: Vec<String>,
+    /// Threads that compiled.
+    pub threads: usize,
+    /// Wall time from the call to the last compilation, in seconds.
+    pub seconds: f64,
+}
+
+impl std::fmt::Display for PrecompileSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "precompiled {} kernel module(s) in {:.2} s on {} thread(s): {} compiled, {} from \
+             the disk cache, {} already in memory, {} failed",
+            self.compiled + self.from_disk + self.in_memory + self.failed.len(),
+            self.seconds,
+            self.threads,
+            self.compiled,
+            self.from_disk,
+            self.in_memory,
+            self.failed.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finishing_waits_for_the_compilations_in_flight() {
+        let held = InFlight::enter();
+        let worker = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(60));
+            drop(held);
+        });
+        let started = Instant::now();
+        finish_compilations();
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        assert!(started.elapsed() < EXIT_WAIT);
+        assert!(
+            EXITING.load(Ordering::SeqCst),
+            "no new work starts after it"
+        );
+        assert_eq!(*IN_FLIGHT.0.lock().unwrap_or_else(|e| e.into_inner()), 0);
+        worker.join().expect("the worker ends");
+        // With nothing in flight it returns at once.
+        let started = Instant::now();
+        finish_compilations();
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,551 @@
+//! Timing on the GPU: the spin kernel holds the stream while a sample is enqueued, CUDA
+//! events time the launches, and the timestamp kernel reads the SM clock around them.
+
+use std::mem::offset_of;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::{
+    result as driver, sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, DevicePtr,
+    LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+
+use super::device::{device_info, driver_version, RawAttributes, MIN_DRIVER_VERSION};
+use super::errors::{describe, device_error};
+use super::handles::CudaHandles;
+use super::mapped::{MappedWords, Shared};
+use super::quiet::quietly;
+use crate::backend::{Backend, ColdSample, Launches};
+use crate::device::DeviceInfo;
+use crate::error::{Error, Result};
+use crate::launch::Launch;
+
+/// How long the spin kernel holds the stream before it gives up, in seconds (nvbench's value).
+pub const DEFAULT_BLOCKING_TIMEOUT: f64 = 30.0;
+
+/// Entry point of the spin kernel in [`KERNELS_PTX`].
+const SPIN_KERNEL: &str = "gputune_spin";
+/// Entry point of the timestamp kernel in [`KERNELS_PTX`].
+const TIMESTAMP_KERNEL: &str = "gputune_timestamp";
+
+/// The helper kernels, in PTX so that no compiler is needed to measure.
+///
+/// `gputune_spin(flag, marker, timeout_ns)`: one thread polls `flag` (host-mapped) with
+/// volatile loads until it is non-zero; if `%globaltimer` says `timeout_ns` passed first, it
+/// writes 2 to `marker` and exits, so a sample whose launches never arrive cannot hang the
+/// device.
+///
+/// `gputune_timestamp(out, slot)`: launched with one block per SM; the block that lands on
+/// SM 0 writes `%globaltimer` and `%clock64` to `out[2 * slot]` and `out[2 * slot + 1]`.
+/// `%clock64` is a per-SM counter, so both reads of a sample must come from the same SM
+/// (nvbench does the same).
+///
+/// `sm_52` and PTX 7.0 keep the text loadable on every GPU a CUDA 13 driver supports.
+const KERNELS_PTX: &str = r"
+.version 7.0
+.target sm_52
+.address_size 64
+
+.visible .entry gputune_spin(
+	.param .u64 gputune_spin_flag,
+	.param .u64 gputune_spin_marker,
+	.param .u64 gputune_spin_timeout_ns
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<3>;
+	.reg .b64 	%rd<8>;
+
+	ld.param.u64 	%rd1, [gputune_spin_flag];
+	ld.param.u64 	%rd2, [gputune_spin_marker];
+	ld.param.u64 	%rd3, [gputune_spin_timeout_ns];
+	cvta.to.global.u64 	%rd4, %rd1;
+	cvta.to.global.u64 	%rd5, %rd2;
+	mov.u64 	%rd6, %globaltimer;
+$L_spin_poll:
+	ld.volatile.global.u32 	%r1, [%rd4];
+	setp.ne.s32 	%p1, %r1, 0;
+	@%p1 bra 	$L_spin_done;
+	mov.u64 	%rd7, %globaltimer;
+	sub.s64 	%rd7, %rd7, %rd6;
+	setp.lt.u64 	%p2, %rd7, %rd3;
+	@%p2 bra 	$L_spin_poll;
+	mov.u32 	%r2, 2;
+	st.volatile.global.u32 	[%rd5], %r2;
+	membar.sys;
+$L_spin_done:
+	ret;
+}
+
+.visible .entry gputune_timestamp(
+	.param .u64 gputune_timestamp_out,
+	.param .u32 gputune_timestamp_slot
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<3>;
+	.reg .b64 	%rd<7>;
+
+	mov.u32 	%r1, %smid;
+	setp.ne.s32 	%p1, %r1, 0;
+	@%p1 bra 	$L_timestamp_done;
+	ld.param.u64 	%rd1, [gputune_timestamp_out];
+	ld.param.u32 	%r2, [gputune_timestamp_slot];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mul.wide.u32 	%rd3, %r2, 16;
+	add.s64 	%rd4, %rd2, %rd3;
+	mov.u64 	%rd5, %globaltimer;
+	mov.u64 	%rd6, %clock64;
+	st.volatile.global.u64 	[%rd4], %rd5;
+	st.volatile.global.u64 	[%rd4+8], %rd6;
+$L_timestamp_done:
+	ret;
+}
+";
+
+/// Times CUDA launches with events, following nvbench's cold and hot protocols.
+pub struct CudaBackend {
+    info: DeviceInfo,
+    handles: CudaHandles,
+    start: CudaEvent,
+    stop: CudaEvent,
+    spin: CudaFunction,
+    timestamp: CudaFunction,
+    /// Written in full before every cold sample to evict the user's data from L2; `None`
+    /// when the L2 size is unknown.
+    flush: Option<FlushBuffer>,
+    mapped: MappedWords,
+    /// Blocks of the timestamp kernel: one per SM, so that one of them lands on SM 0.
+    timestamp_blocks: u32,
+    blocking_timeout: f64,
+}
+
+impl std::fmt::Debug for CudaBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaBackend")
+            .field("device", &self.info.name)
+            .field("ordinal", &self.info.id)
+            .field("blocking_timeout", &self.blocking_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+struct FlushBuffer {
+    /// Owns the allocation that `ptr` points into.
+    _buffer: CudaSlice<u8>,
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+impl CudaBackend {
+    /// Opens CUDA device `ordinal` (as the driver numbers them, after `CUDA_VISIBLE_DEVICES`).
+    ///
+    /// A machine without a driver, without a GPU, with a driver older than CUDA 13.0, or
+    /// without device `ordinal` gets [`Error::NoDevice`] with a message saying which; it never
+    /// panics.
+    pub fn open(ordinal: u32) -> Result<CudaBackend> {
+        // SAFETY: only tries to dlopen the candidate library names; nothing is called.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(Error::NoDevice(
+                "the NVIDIA driver library (libcuda.so.1) could not be loaded: this machine has \
+                 no NVIDIA driver, or its library directory is not on the loader path \
+                 (LD_LIBRARY_PATH)"
+                    .into(),
+            ));
+        }
+        // cudarc panics when a driver entry point is missing; turn that into an error too.
+        match quietly(|| Self::open_with_driver(ordinal)) {
+            Ok(result) => result,
+            Err(panic) => Err(Error::NoDevice(format!(
+                "the NVIDIA driver library could not be used to open CUDA device {ordinal}: \
+                 {panic}"
+            ))),
+        }
+    }
+
+    fn open_with_driver(ordinal: u32) -> Result<CudaBackend> {
+        let version = driver_version().map_err(|e| {
+            Error::NoDevice(format!(
+                "cannot query the NVIDIA driver version: {}",
+                describe(e)
+            ))
+        })?;
+        if version < MIN_DRIVER_VERSION {
+            return Err(Error::NoDevice(format!(
+                "the NVIDIA driver supports CUDA {}.{}, but gputune's CUDA backend needs a \
+                 driver for CUDA 13.0 or newer (R580+)",
+                version / 1000,
+                version % 1000 / 10
+            )));
+        }
+        driver::init().map_err(|e| {
+            Error::NoDevice(format!(
+                "the CUDA driver failed to initialise: {}",
+                describe(e)
+            ))
+        })?;
+        let count = driver::device::get_count()
+            .map_err(|e| Error::NoDevice(format!("cannot count CUDA devices: {}", describe(e))))?;
+        if i64::from(ordinal) >= i64::from(count) {
+            let visible = std::env::var("CUDA_VISIBLE_DEVICES")
+                .map(|v| format!(" (CUDA_VISIBLE_DEVICES={v})"))
+                .unwrap_or_default();
+            return Err(Error::NoDevice(format!(
+                "CUDA device {ordinal} was requested, but {count} CUDA device(s) are \
+                 visible{visible}"
+            )));
+        }
+        let context = CudaContext::new(ordinal as usize).map_err(|e| {
+            Error::NoDevice(format!(
+                "cannot create a context on CUDA device {ordinal}: {}",
+                describe(e)
+            ))
+        })?;
+        let info = device_info(ordinal, &RawAttributes::read(&context));
+        Self::with_context(info, context)
+    }
+
+    /// Everything past identification: the device exists, so failures are device errors.
+    fn with_context(info: DeviceInfo, context: Arc<CudaContext>) -> Result<CudaBackend> {
+        // SAFETY: cudarc's event tracking orders buffer use across streams by recording an
+        // event on every slice at every launch — work that would land inside the timed
+        // region. A bench does all its work on the one measurement stream (documented on
+        // `CudaHandles`), where stream order already serialises it.
+        unsafe { context.disable_event_tracking() };
+        let stream = context
+            .new_stream()
+            .map_err(device_error("creating the measurement stream"))?;
+        let timing_event = || {
+            context
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(device_error("creating a timing event"))
+        };
+        let (start, stop) = (timing_event()?, timing_event()?);
+        let module = context
+            .load_module(Ptx::from_src(KERNELS_PTX))
+            .map_err(device_error("loading the measurement kernels (PTX JIT)"))?;
+        let spin = module
+            .load_function(SPIN_KERNEL)
+            .map_err(device_error("finding the spin kernel"))?;
+        let timestamp = module
+            .load_function(TIMESTAMP_KERNEL)
+            .map_err(device_error("finding the timestamp kernel"))?;
+        let flush = match info.cache_size.and_then(|b| usize::try_from(b).ok()) {
+            Some(bytes) if bytes > 0 => {
+                let buffer = stream
+                    .alloc_zeros::<u8>(bytes)
+                    .map_err(device_error("allocating the L2 flush buffer"))?;
+                // The raw pointer skips cudarc's per-use event bookkeeping in every sample.
+                let ptr = {
+                    let (ptr, _record) = buffer.device_ptr(&stream);
+                    ptr
+                };
+                Some(FlushBuffer {
+                    ptr,
+                    bytes,
+                    _buffer: buffer,
+                })
+            }
+            _ => None,
+        };
+        let mapped = MappedWords::new(&context).map_err(device_error(
+            "allocating host-mapped memory for the spin kernel",
+        ))?;
+        Ok(CudaBackend {
+            timestamp_blocks: info.sm_count.unwrap_or(1).max(1),
+            info,
+            handles: CudaHandles { context, stream },
+            start,
+            stop,
+            spin,
+            timestamp,
+            flush,
+            mapped,
+            blocking_timeout: DEFAULT_BLOCKING_TIMEOUT,
+        })
+    }
+
+    /// Sets how long the spin kernel holds the stream before it releases itself, in seconds.
+    ///
+    /// Raise it when one sample enqueues launches for longer than that (the sample then fails
+    /// with [`Error::BlockingKernelTimeout`]). Non-finite or non-positive values are ignored.
+    pub fn set_blocking_timeout(&mut self, seconds: f64) {
+        if seconds.is_finite() && seconds > 0.0 {
+            self.blocking_timeout = seconds;
+        }
+    }
+
+    /// The spin kernel's limit in seconds.
+    pub fn blocking_timeout(&self) -> f64 {
+        self.blocking_timeout
+    }
+
+    /// The part of a cold sample during which the spin kernel holds the stream. The caller
+    /// releases the flag and synchronises whatever this returns.
+    fn held(&self, launches: &mut Launches<'_>) -> Result<()> {
+        let stream = &self.handles.stream;
+        let flag = self.mapped.device_ptr(offset_of!(Shared, flag));
+        let marker = self.mapped.device_ptr(offset_of!(Shared, timeout_marker));
+        let timeout_ns = timeout_ns(self.blocking_timeout);
+        let one = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match the PTX signature (u64, u64, u64); both pointers are
+        // device views of `self.mapped`, which outlives every sample.
+        unsafe {
+            stream
+                .launch_builder(&self.spin)
+                .arg(&flag)
+                .arg(&marker)
+                .arg(&timeout_ns)
+                .launch(one)
+        }
+        .map_err(device_error("launching the spin kernel"))?;
+        self.launch_timestamp(0)?;
+        self.start
+            .record(stream)
+            .map_err(device_error("recording the start event"))?;
+        launches(&mut Launch {
+            stream: Some(stream),
+        })
+        .map_err(Error::Launch)?;
+        self.stop
+            .record(stream)
+            .map_err(device_error("recording the stop event"))?;
+        self.launch_timestamp(1)
+    }
+
+    fn launch_timestamp(&self, slot: u32) -> Result<()> {
+        let out = self.mapped.device_ptr(offset_of!(Shared, timestamps));
+        let config = LaunchConfig {
+            grid_dim: (self.timestamp_blocks, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match the PTX signature (u64, u32); `out` is the device view
+        // of four u64 in `self.mapped` and `slot` is 0 or 1.
+        unsafe {
+            self.handles
+                .stream
+                .launch_builder(&self.timestamp)
+                .arg(&out)
+                .arg(&slot)
+                .launch(config)
+        }
+        .map_err(device_error("launching the timestamp kernel"))?;
+        Ok(())
+    }
+}
+
+impl Backend for CudaBackend {
+    fn device(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn cold_sample(&mut self, launches: &mut Launches<'_>) -> Result<ColdSample> {
+        let stream = &self.handles.stream;
+        self.handles
+            .context
+            .bind_to_thread()
+            .map_err(device_error("binding the CUDA context"))?;
+        // The previous sample ended with a synchronize, so nothing on the device reads these.
+        let shared = self.mapped.shared();
+        for t in &shared.timestamps {
+            t.store(0, Ordering::Relaxed);
+        }
+        shared.timeout_marker.store(0, Ordering::Relaxed);
+        shared.flag.store(0, Ordering::SeqCst);
+
+        let cpu_start = Instant::now();
+        // The flush is enqueued, not waited for (nvbench synchronises here): the spin kernel
+        // behind it holds the stream, so the start event still follows the flush, and the host
+        // enqueues the sample's launches while the device writes the flush buffer instead of
+        // leaving the device idle for a synchronisation round trip. The CPU time therefore
+        // includes the flush.
+        if let Some(flush) = &self.flush {
+            // SAFETY: `ptr` and `bytes` describe the live allocation owned by `flush`.
+            unsafe { driver::memset_d8_async(flush.ptr, 0, flush.bytes, stream.cu_stream()) }
+                .map_err(device_error("flushing L2"))?;
+        }
+        let held = {
+            // Releases the spin kernel even if the user's closure panics.
+            let _release = Release(&shared.flag);
+            self.held(launches)
+        };
+        // Even after an error the stream is drained, so the next sample starts clean.
+        let synced = stream
+            .synchronize()
+            .map_err(device_error("synchronising after a sample"));
+        let cpu_time = cpu_start.elapsed().as_secs_f64();
+        held?;
+        synced?;
+
+        if shared.timeout_marker.load(Ordering::SeqCst) != 0 {
+            return Err(Error::BlockingKernelTimeout {
+                seconds: self.blocking_timeout,
+            });
+        }
+        let gpu_ms = self
+            .start
+            .elapsed_ms(&self.stop)
+            .map_err(device_error("reading the event times"))?;
+        let timestamps = shared
+            .timestamps
+            .each_ref()
+            .map(|t| t.load(Ordering::SeqCst));
+        Ok(ColdSample {
+            gpu_time: f64::from(gpu_ms) / 1e3,
+            cpu_time,
+            sm_clock_rate: sm_clock_rate(timestamps),
+        })
+    }
+
+    fn hot_batch(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64> {
+        let stream = &self.handles.stream;
+        self.start
+            .record(stream)
+            .map_err(device_error("recording the start event"))?;
+        let mut launch = Launch {
+            stream: Some(stream),
+        };
+        let mut user = Ok(());
+        for _ in 0..count {
+            if let Err(e) = launches(&mut launch) {
+                user = Err(Error::Launch(e));
+                break;
+            }
+        }
+        let stopped = self
+            .stop
+            .record(stream)
+            .map_err(device_error("recording the stop event"));
+        let synced = stream
+            .synchronize()
+            .map_err(device_error("synchronising after a batch"));
+        user?;
+        stopped?;
+        synced?;
+        let ms = self
+            .start
+            .elapsed_ms(&self.stop)
+            .map_err(device_error("reading the event times"))?;
+        Ok(f64::from(ms) / 1e3)
+    }
+
+    fn cuda(&self) -> Option<&CudaHandles> {
+        Some(&self.handles)
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        // The spin kernel reads the mapped flag: make sure none is running before the memory
+        // goes (after a normal sample none is; this covers an unwinding one).
+        self.mapped.shared().flag.store(1, Ordering::SeqCst);
+        let _ = self.handles.stream.synchronize();
+        self.mapped.free();
+    }
+}
+
+/// Releases the spin kernel when dropped.
+struct Release<'a>(&'a AtomicU32);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.0.store(1, Ordering::SeqCst);
+    }
+}
+
+/// The spin kernel's limit in globaltimer nanoseconds (saturating).
+fn timeout_ns(seconds: f64) -> u64 {
+    // `as` saturates: a huge limit means "never".
+    (seconds * 1e9) as u64
+}
+
+/// SM clock over a sample from the timestamp kernel's two reads, in Hz.
+///
+/// `timestamps` is `[globaltimer_ns_0, clock64_0, globaltimer_ns_1, clock64_1]`. `None` when
+/// a read is missing (no block of the timestamp kernel ran on SM 0, so its words stayed 0),
+/// when no time passed, or when the counters ran backwards.
+fn sm_clock_rate(timestamps: [u64; 4]) -> Option<f64> {
+    let [ns0, clock0, ns1, clock1] = timestamps;
+    if ns0 == 0 || ns1 == 0 {
+        return None;
+    }
+    let ns = ns1.checked_sub(ns0).filter(|&d| d > 0)?;
+    let cycles = clock1.checked_sub(clock0)?;
+    Some(cycles as f64 / ns as f64 * 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_without_a_driver_is_no_device_not_a_panic() {
+        // SAFETY: only tries to dlopen.
+        if unsafe { sys::is_culib_present() } {
+            return; // a machine with a driver: nothing to check here
+        }
+        match CudaBackend::open(0) {
+            Err(Error::NoDevice(msg)) => {
+                assert!(msg.contains("libcuda"), "{msg}");
+                assert!(msg.contains("driver"), "{msg}");
+            }
+            other => panic!("expected NoDevice, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn sm_clock_is_cycles_over_globaltimer_nanoseconds() {
+        // 1.98e6 cycles in 1 ms: 1.98 GHz.
+        let rate = sm_clock_rate([5_000_000, 70_000, 6_000_000, 2_050_000]);
+        assert!(rate.is_some_and(|r| (r - 1.98e9).abs() < 1.0), "{rate:?}");
+        // Half the cycles in the same time: throttled to half.
+        let rate = sm_clock_rate([5_000_000, 70_000, 6_000_000, 1_060_000]);
+        assert!(rate.is_some_and(|r| (r - 0.99e9).abs() < 1.0), "{rate:?}");
+    }
+
+    #[test]
+    fn sm_clock_is_unknown_without_elapsed_time_or_a_read() {
+        assert_eq!(sm_clock_rate([7, 100, 7, 200]), None);
+        assert_eq!(sm_clock_rate([0, 0, 6_000_000, 1_060_000]), None);
+        assert_eq!(sm_clock_rate([5_000_000, 70_000, 0, 0]), None);
+        assert_eq!(sm_clock_rate([6_000_000, 70_000, 5_000_000, 80_000]), None);
+        assert_eq!(sm_clock_rate([5_000_000, 80_000, 6_000_000, 70_000]), None);
+    }
+
+    #[test]
+    fn timeout_converts_to_nanoseconds_and_saturates() {
+        assert_eq!(timeout_ns(DEFAULT_BLOCKING_TIMEOUT), 30_000_000_000);
+        assert_eq!(timeout_ns(0.25), 250_000_000);
+        assert_eq!(timeout_ns(f64::INFINITY), u64::MAX);
+        assert_eq!(timeout_ns(1e30), u64::MAX);
+    }
+
+    #[test]
+    fn ptx_declares_both_entry_points_with_their_parameters() {
+        for entry in [SPIN_KERNEL, TIMESTAMP_KERNEL] {
+            assert!(
+                KERNELS_PTX.contains(&format!(".visible .entry {entry}(")),
+                "{entry}"
+            );
+        }
+        assert!(KERNELS_PTX.contains(".version 7.0"));
+        assert!(KERNELS_PTX.contains(".target sm_52"));
+        assert!(KERNELS_PTX.contains("%globaltimer"));
+        assert!(KERNELS_PTX.contains("%clock64"));
+        assert!(KERNELS_PTX.contains("ld.volatile.global.u32"));
+        // cudarc hands the text to the driver as a C string.
+        assert!(!KERNELS_PTX.contains('\0'));
+        // Every brace opened is closed: a truncated edit would fail to JIT at run time.
+        assert_eq!(
+            KERNELS_PTX.matches('{').count(),
+            KERNELS_PTX.matches('}').count()
+        );
+    }
+}
