@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use gputune_runtime::build::gputune_toml::{GputuneToml, FILE_NAME};
+use gputune_protocol::gputune_toml::{GputuneToml, FILE_NAME};
 
 use crate::cargo::Workspace;
 use crate::output::Output;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use gputune_runtime::build::manifest::Function;
+use gputune_protocol::manifest::Function;
 use serde::{Deserialize, Serialize};
 
 use crate::cargo::BenchTarget;
@@ -78,7 +78,7 @@ pub struct BundledFailure {
     /// Its label.
     pub label: String,
     /// `build_failed` or `build_timeout`.
-    pub status: String,
+    pub status: gputune_protocol::Status,
     /// The end of the build log.
     pub message: String,
     /// Build time in seconds.
@@ -167,7 +167,8 @@ pub fn run_bundle(dir: &Path, store: &Store, out: &mut Output) -> Result<Counter
             device,
             arch,
             user_axes: b.user_axes.clone(),
-            bench_args: b.bench_args.clone(),
+            bench_args: gputune_protocol::BenchArgs::from_flags(&b.bench_args)
+                .with_context(|| format!("the bundle's bench arguments {:?}", b.bench_args))?,
             work_dir: work_dir.clone(),
         };
         let cts = ct_workloads(&info.axes);
@@ -195,7 +196,7 @@ pub fn run_bundle(dir: &Path, store: &Store, out: &mut Output) -> Result<Counter
                     store,
                     &cts,
                     &f.label,
-                    &f.status,
+                    f.status,
                     &f.message,
                     f.seconds,
                     &mut counters,

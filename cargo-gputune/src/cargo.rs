@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use cargo_metadata::{Message, Metadata, MetadataCommand, Package};
 use gputune_protocol::hash::Fnv64;
-use gputune_runtime::build::manifest::Manifest;
+use gputune_protocol::manifest::Manifest;
 
 use crate::cli::{CargoArgs, Usage};
 use crate::lock::{Busy, FileLock};

@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Context, Result};
-use gputune_runtime::build::gputune_toml::{GputuneToml, ANY_WORKLOAD, FILE_NAME};
+use gputune_protocol::gputune_toml::{GputuneToml, ANY_WORKLOAD, FILE_NAME};
+use gputune_protocol::Status;
 use serde_json::Value;
 
 use crate::cargo::Workspace;
@@ -103,7 +104,7 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Bas
                 let rt = bw["rt_workload"].as_str().unwrap_or_default();
                 let Some(cm) = current
                     .iter()
-                    .find(|m| m.rt_workload == rt && m.status == "ok")
+                    .find(|m| m.rt_workload == rt && m.status == Status::Ok)
                 else {
                     continue;
                 };
@@ -245,8 +246,8 @@ pub fn summary(
             md.push_str(&format!(
                 "| {} | {} | {} | {:+.2} % | {} |\n",
                 c.name,
-                gputune_runtime::output::format_duration(c.baseline),
-                gputune_runtime::output::format_duration(c.current),
+                gputune_protocol::units::format_duration(c.baseline),
+                gputune_protocol::units::format_duration(c.current),
                 (c.current / c.baseline - 1.0) * 100.0,
                 c.verdict
             ));

@@ -261,7 +261,7 @@ fn list(ws: &Workspace, args: &cli::CargoArgs, out: &mut Output) -> Result<i32> 
                     } else {
                         ""
                     },
-                    a.values.join(", ")
+                    a.input_strings().join(", ")
                 ));
             }
             let Some(f) = b.tunes.as_deref() else {

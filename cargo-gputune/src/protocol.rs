@@ -6,46 +6,24 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use serde_json::Value;
+use gputune_protocol::{AxisDoc, BenchListing, DevicesDoc, ExitCode, ListDoc};
 
 use crate::cli::Usage;
 use crate::process::{self, Exit};
 
 /// The protocol version this cargo-gputune speaks.
-pub const PROTOCOL: i64 = 3;
+pub use gputune_protocol::PROTOCOL_VERSION as PROTOCOL;
 
 /// A bench's exit code for "device lost": a sticky CUDA error made its context unusable
 /// after the state it reported last; the variant in progress crashed, and the rest run in a
 /// fresh process.
-pub const EXIT_DEVICE_LOST: i32 = 4;
+pub const EXIT_DEVICE_LOST: i32 = ExitCode::DeviceLost as i32;
 
 /// One axis of a bench, as `--list` gives it.
-#[derive(Debug, Clone)]
-pub struct Axis {
-    /// Full name (`Elements{io}`).
-    pub name: String,
-    /// Name without marks (`Elements`).
-    pub short: String,
-    /// A `{ct}` axis.
-    pub compile_time: bool,
-    /// An `{io}` axis.
-    pub importance_ordered: bool,
-    /// Values as `-a` accepts them (`f32`, `2^20` as the input string).
-    pub values: Vec<String>,
-}
+pub type Axis = AxisDoc;
 
 /// One bench, as `--list` gives it.
-#[derive(Debug, Clone)]
-pub struct BenchInfo {
-    /// Name.
-    pub name: String,
-    /// The tuned function, if any.
-    pub tunes: Option<String>,
-    /// `cpu` or `cuda`.
-    pub backend: String,
-    /// Axes in declaration order.
-    pub axes: Vec<Axis>,
-}
+pub type BenchInfo = BenchListing;
 
 fn output(bin: &Path, args: &[String]) -> Result<(i32, String, String)> {
     let out = Command::new(bin)
@@ -73,82 +51,54 @@ pub fn check_exit(code: i32, stderr: &str) -> Result<()> {
     }
 }
 
+/// Reads a document a bench printed, refusing another protocol version by name.
+fn document<T: serde::de::DeserializeOwned>(
+    bin: &Path,
+    flag: &str,
+    stdout: &str,
+    protocol: impl Fn(&T) -> u32,
+) -> Result<T> {
+    // The version first, so that an old bench is named as such rather than as malformed.
+    #[derive(serde::Deserialize)]
+    struct Versioned {
+        protocol: Option<u32>,
+    }
+    let version = serde_json::from_str::<Versioned>(stdout)
+        .with_context(|| format!("{flag} did not print JSON"))?
+        .protocol;
+    if version != Some(PROTOCOL) {
+        bail!(
+            "{} speaks bench protocol {}, this cargo-gputune speaks {PROTOCOL}: rebuild it \
+             against this gputune",
+            bin.display(),
+            version.map_or("(unknown)".into(), |v| v.to_string())
+        );
+    }
+    let doc: T = serde_json::from_str(stdout)
+        .with_context(|| format!("{flag} printed JSON that is not protocol {PROTOCOL}"))?;
+    debug_assert_eq!(protocol(&doc), PROTOCOL);
+    Ok(doc)
+}
+
 /// `--list` with `axis_args` (`-a …` pairs): the benches and their axes after filtering.
 pub fn list(bin: &Path, axis_args: &[String]) -> Result<Vec<BenchInfo>> {
     let mut args = vec!["--list".to_string()];
     args.extend(axis_args.iter().cloned());
     let (code, stdout, stderr) = output(bin, &args)?;
     check_exit(code, &stderr)?;
-    let doc: Value = serde_json::from_str(&stdout).context("--list did not print JSON")?;
-    if doc["protocol"].as_i64() != Some(PROTOCOL) {
-        bail!(
-            "{} speaks bench protocol {}, this cargo-gputune speaks {PROTOCOL}",
-            bin.display(),
-            doc["protocol"]
-        );
-    }
-    let benches = doc["benchmarks"].as_array().cloned().unwrap_or_default();
-    Ok(benches
-        .iter()
-        .map(|b| BenchInfo {
-            name: b["name"].as_str().unwrap_or_default().to_string(),
-            tunes: b["tunes"].as_str().map(str::to_string),
-            backend: b["backend"].as_str().unwrap_or("cpu").to_string(),
-            axes: b["axes"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-                .iter()
-                .map(|a| {
-                    let name = a["name"].as_str().unwrap_or_default().to_string();
-                    Axis {
-                        short: name.replace("{ct}", "").replace("{io}", ""),
-                        compile_time: a["compile_time"].as_bool().unwrap_or(false),
-                        importance_ordered: a["importance_ordered"].as_bool().unwrap_or(false),
-                        values: a["values"]
-                            .as_array()
-                            .cloned()
-                            .unwrap_or_default()
-                            .iter()
-                            .map(|v| {
-                                v["input_string"]
-                                    .as_str()
-                                    .map(str::to_string)
-                                    .unwrap_or_else(|| {
-                                        v["value"].to_string().trim_matches('"').to_string()
-                                    })
-                            })
-                            .collect(),
-                        name,
-                    }
-                })
-                .collect(),
-        })
-        .collect())
+    let doc: ListDoc = document(bin, "--list", &stdout, |d: &ListDoc| d.protocol)?;
+    Ok(doc.benchmarks)
 }
 
 /// `--devices -b bench`: the identity and architecture of the device the bench runs on.
 pub fn device(bin: &Path, bench: &str) -> Result<(String, String)> {
     let (code, stdout, stderr) = output(bin, &["--devices".into(), "-b".into(), bench.into()])?;
     check_exit(code, &stderr)?;
-    let doc: Value = serde_json::from_str(&stdout).context("--devices did not print JSON")?;
-    let d = &doc["devices"][0];
-    if d.is_null() {
+    let doc: DevicesDoc = document(bin, "--devices", &stdout, |d: &DevicesDoc| d.protocol)?;
+    let Some(d) = doc.devices.first() else {
         bail!("bench `{bench}` reported no device");
-    }
-    let arch = match d["sm_version"].as_i64() {
-        Some(v) if d["backend"] == "cuda" => format!("sm_{v}"),
-        _ => "cpu".to_string(),
     };
-    let identity = format!(
-        "{}|{}|sms={}|bus={}|ecc={}",
-        d["name"].as_str().unwrap_or("?"),
-        arch,
-        d["number_of_sms"],
-        d["global_memory_bus_width"],
-        d["ecc_state"]
-    );
-    Ok((identity, arch))
+    Ok((d.identity(), d.arch()))
 }
 
 /// What one bench process produced (its results came as [`Event`]s).
@@ -163,13 +113,7 @@ pub struct RunOutcome {
 }
 
 /// One line of a bench's `--jsonl` stream.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    /// The bench starts running this variant (`None`: the production choice).
-    Variant(Option<String>),
-    /// A state finished: its entry as in the JSON document.
-    State(Value),
-}
+pub use gputune_protocol::Event;
 
 /// Reads the complete lines appended to a file since the last call.
 struct Tail<'p> {
@@ -195,14 +139,12 @@ impl Tail<'_> {
         let complete: Vec<u8> = self.partial.drain(..=end).collect();
         let mut events = Vec::new();
         for line in complete.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            let v: Value = serde_json::from_slice(line).with_context(|| {
-                format!("{} holds a line that is not JSON", self.path.display())
-            })?;
-            events.push(match v["event"].as_str() {
-                Some("variant") => Event::Variant(v["variant"].as_str().map(str::to_string)),
-                Some("state") => Event::State(v["state"].clone()),
-                other => bail!("unknown event {other:?} in {}", self.path.display()),
-            });
+            events.push(serde_json::from_slice(line).with_context(|| {
+                format!(
+                    "{} holds a line that is not a protocol {PROTOCOL} event",
+                    self.path.display()
+                )
+            })?);
         }
         Ok(events)
     }
@@ -256,19 +198,10 @@ pub fn run(
     })
 }
 
-/// A numeric summary of a state by tag.
-pub fn summary(state: &Value, tag: &str) -> Option<f64> {
-    state["summaries"]
-        .as_array()?
-        .iter()
-        .find(|s| s["tag"] == tag)?["data"][0]["value"]
-        .as_str()?
-        .parse()
-        .ok()
-}
-
 #[cfg(test)]
 mod tests {
+    use gputune_protocol::StateStatus;
+
     use super::*;
 
     #[test]
@@ -302,21 +235,26 @@ mod tests {
         .expect("write");
         assert_eq!(
             tail.read().expect("reads"),
-            vec![Event::Variant(Some("x_1".into()))]
+            vec![Event::Variant {
+                bench: "b".into(),
+                variant: Some("x_1".into())
+            }]
         );
         let mut f = std::fs::OpenOptions::new()
             .append(true)
             .open(&path)
             .expect("open");
         use std::io::Write;
-        writeln!(
-            f,
-            "\"bench\":\"b\",\"variant\":\"x_1\",\"state\":{{\"status\":\"ok\"}}}}"
-        )
-        .expect("append");
+        let state = gputune_protocol::StateRecord::unmeasured("Device=0", StateStatus::Ok);
+        let line = serde_json::to_string(&state).expect("serialises");
+        writeln!(f, "\"bench\":\"b\",\"variant\":\"x_1\",\"state\":{line}}}").expect("append");
         assert_eq!(
             tail.read().expect("reads"),
-            vec![Event::State(serde_json::json!({"status": "ok"}))]
+            vec![Event::State {
+                bench: "b".into(),
+                variant: Some("x_1".into()),
+                state: Box::new(state)
+            }]
         );
         let _ = std::fs::remove_dir_all(&dir);
     }

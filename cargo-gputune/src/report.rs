@@ -2,6 +2,7 @@
 //! mins, means, maxs) with a significance mark, or coverage; as a table, JSON, CSV or
 //! markdown. The JSON is what `check --baseline` reads.
 
+use gputune_protocol::Status;
 use serde_json::{json, Value};
 
 use crate::cli::Format;
@@ -81,7 +82,7 @@ fn rows(groups: &[Group], top: usize) -> Vec<(String, Vec<[String; 6]>)> {
                     ],
                     None => [
                         r.variant.clone(),
-                        r.status.clone(),
+                        r.status.to_string(),
                         String::new(),
                         String::new(),
                         String::new(),
@@ -195,7 +196,7 @@ pub fn coverage(groups: &[Group], store: &Store, format: Format) -> anyhow::Resu
         let ok = g
             .variants
             .iter()
-            .filter(|(v, ms)| *v != "base" && ms.iter().all(|m| m.status == "ok"))
+            .filter(|(v, ms)| *v != "base" && ms.iter().all(|m| m.status == Status::Ok))
             .count();
         entries.push((g, measured, ok, space));
     }

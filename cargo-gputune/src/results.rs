@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use gputune_protocol::Status;
+
 use crate::score::{self, Pair, Score};
 use crate::store::Measurement;
 
@@ -36,7 +38,7 @@ pub struct Ranked {
     /// Its score, when it and base were measured on a common workload.
     pub score: Option<Score>,
     /// `ok` when every workload measured ok, else the first other status.
-    pub status: String,
+    pub status: Status,
     /// The first message of a failure.
     pub message: Option<String>,
 }
@@ -82,11 +84,11 @@ pub fn groups(ms: Vec<Measurement>, latest_only: bool) -> Vec<Group> {
 pub fn score_of(base: &[Measurement], variant: &[Measurement]) -> Option<Score> {
     let pairs: Vec<Pair<'_>> = variant
         .iter()
-        .filter(|v| v.status == "ok")
+        .filter(|v| v.status == Status::Ok)
         .filter_map(|v| {
             let b = base
                 .iter()
-                .find(|b| b.rt_workload == v.rt_workload && b.status == "ok")?;
+                .find(|b| b.rt_workload == v.rt_workload && b.status == Status::Ok)?;
             Some(Pair {
                 weight: v.rt_weight,
                 base_center: b.center?,
@@ -115,7 +117,7 @@ impl Group {
             .variants
             .iter()
             .map(|(label, ms)| {
-                let bad = ms.iter().find(|m| m.status != "ok");
+                let bad = ms.iter().find(|m| m.status != Status::Ok);
                 Ranked {
                     variant: label.clone(),
                     score: if bad.is_some() {
@@ -123,7 +125,7 @@ impl Group {
                     } else {
                         score_of(base, ms)
                     },
-                    status: bad.map_or("ok".to_string(), |m| m.status.clone()),
+                    status: bad.map_or(Status::Ok, |m| m.status),
                     message: bad.and_then(|m| m.message.clone()),
                 }
             })
@@ -141,7 +143,7 @@ impl Group {
     pub fn winner(&self) -> Option<Ranked> {
         self.ranked().into_iter().find(|r| {
             r.variant != "base"
-                && r.status == "ok"
+                && r.status == Status::Ok
                 && r.score
                     .as_ref()
                     .is_some_and(|s| s.significant && s.score > 1.0)

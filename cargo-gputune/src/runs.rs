@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use gputune_runtime::build::manifest::Function;
-use serde_json::Value;
+use gputune_protocol::manifest::Function;
+use gputune_protocol::{BenchArgs, StateRecord, StateStatus, Status, Stop};
 
 use crate::cargo::BenchTarget;
 use crate::output::Output;
@@ -57,11 +57,12 @@ pub(crate) fn ct_workloads(axes: &[Axis]) -> Vec<CtWorkload> {
             .into_iter()
             .flat_map(|w| {
                 a.values.iter().map(move |v| {
+                    let v = &v.input_string;
                     let mut w = w.clone();
                     if !w.key.is_empty() {
                         w.key.push(',');
                     }
-                    w.key.push_str(&format!("{}={v}", a.short));
+                    w.key.push_str(&format!("{}={v}", a.plain_name));
                     w.args.push("-a".into());
                     w.args.push(format!("{}={v}", a.name));
                     w
@@ -77,30 +78,28 @@ pub(crate) fn ct_workloads(axes: &[Axis]) -> Vec<CtWorkload> {
     out
 }
 
-/// The runtime workload key of a state (`Elements{io}=2^20`) and its `{io}` weight.
-fn rt_workload(state: &Value, declared: &[Axis]) -> (String, f64) {
-    let name = state["name"].as_str().unwrap_or_default();
+/// The runtime workload key of a state (`Elements{io}=2^20 Mode=b`: its values of the
+/// declared runtime axes, as `-a` writes them) and its `{io}` weight.
+fn rt_workload(state: &StateRecord, declared: &[Axis]) -> (String, f64) {
     let mut parts = Vec::new();
     let mut weight = 1.0;
-    for token in name.split(' ') {
-        let Some((axis, value)) = token.split_once('=') else {
-            continue;
-        };
-        if axis == "Device" {
-            continue;
-        }
-        let Some(a) = declared.iter().find(|a| a.name == axis) else {
+    for av in &state.axis_values {
+        let Some(a) = declared.iter().find(|a| a.name == av.name) else {
             continue;
         };
         if a.compile_time {
             continue;
         }
         if a.importance_ordered {
-            if let Some(i) = a.values.iter().position(|v| v == value) {
+            if let Some(i) = a
+                .values
+                .iter()
+                .position(|v| v.input_string == av.input_string)
+            {
                 weight *= score::io_weight(i, a.values.len());
             }
         }
-        parts.push(token.to_string());
+        parts.push(format!("{}={}", av.name, av.input_string));
     }
     let key = if parts.is_empty() {
         "*".to_string()
@@ -120,12 +119,12 @@ pub(crate) struct Plan<'a> {
     pub(crate) device: String,
     pub(crate) arch: String,
     pub(crate) user_axes: Vec<String>,
-    pub(crate) bench_args: Vec<String>,
+    pub(crate) bench_args: BenchArgs,
     pub(crate) work_dir: PathBuf,
 }
 
 impl Plan<'_> {
-    fn row(&self, ct: &str, variant: &str, rt: &str, weight: f64, status: &str) -> Measurement {
+    fn row(&self, ct: &str, variant: &str, rt: &str, weight: f64, status: Status) -> Measurement {
         Measurement {
             revision: self.revision.clone(),
             device: self.device.clone(),
@@ -137,7 +136,7 @@ impl Plan<'_> {
             variant: variant.to_string(),
             rt_workload: rt.to_string(),
             rt_weight: weight,
-            status: status.to_string(),
+            status,
             message: None,
             center: None,
             noise: None,
@@ -153,12 +152,12 @@ impl Plan<'_> {
         &self,
         ct: &CtWorkload,
         variant: &str,
-        states: &[Value],
+        states: &[StateRecord],
         seconds: f64,
         build_seconds: Option<f64>,
     ) -> Vec<Measurement> {
         if states.is_empty() {
-            let mut row = self.row(&ct.key, variant, "*", 0.0, "crashed");
+            let mut row = self.row(&ct.key, variant, "*", 0.0, Status::Crashed);
             row.message = Some("the bench reported no states for this variant".into());
             row.run_seconds = Some(seconds);
             row.build_seconds = build_seconds;
@@ -170,17 +169,18 @@ impl Plan<'_> {
                 let (rt, weight) = rt_workload(st, self.declared);
                 let status = state_status(st);
                 let mut row = self.row(&ct.key, variant, &rt, weight, status);
-                row.message = st["error"]
-                    .as_str()
-                    .or(st["skip_reason"].as_str())
-                    .map(str::to_string)
+                row.message = st
+                    .error
+                    .clone()
+                    .or_else(|| st.skip_reason.clone())
                     .or_else(|| raced(st));
-                row.center = protocol::summary(st, "nv/cold/time/gpu/median");
-                row.noise = protocol::summary(st, "nv/cold/time/gpu/stdev/relative");
-                row.bandwidth = protocol::summary(st, "nv/cold/bw/global/bytes_per_second");
-                row.samples = st["samples"]["gpu"]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                row.center = st.summary("nv/cold/time/gpu/median");
+                row.noise = st.summary("nv/cold/time/gpu/stdev/relative");
+                row.bandwidth = st.summary("nv/cold/bw/global/bytes_per_second");
+                row.samples = st
+                    .samples
+                    .as_ref()
+                    .map(|s| s.gpu.clone())
                     .unwrap_or_default();
                 row.run_seconds = Some(seconds);
                 row.build_seconds = build_seconds;
@@ -193,7 +193,7 @@ impl Plan<'_> {
     fn finish(
         &self,
         ct: &CtWorkload,
-        (label, states, started): (String, Vec<Value>, Instant),
+        (label, states, started): (String, Vec<StateRecord>, Instant),
         build_seconds: Option<f64>,
     ) -> (String, Vec<Measurement>) {
         let secs = started.elapsed().as_secs_f64();
@@ -232,15 +232,15 @@ impl Plan<'_> {
                     .collect::<Vec<_>>()
                     .join(","),
             );
-            args.extend(self.bench_args.iter().cloned());
+            args.extend(self.bench_args.to_args());
             out.verbose(&format!("{} {}", bin.display(), args.join(" ")));
             let jsonl = self.work_dir.join("run.jsonl");
             // The variant in progress, its states, and when it started.
-            let mut current: Option<(String, Vec<Value>, Instant)> = None;
+            let mut current: Option<(String, Vec<StateRecord>, Instant)> = None;
             let mut started: Vec<String> = Vec::new();
             let outcome = protocol::run(bin, &args, &jsonl, limit, |event| {
                 match event {
-                    protocol::Event::Variant(label) => {
+                    protocol::Event::Variant { variant: label, .. } => {
                         if let Some(done) = current.take() {
                             let (prev, rows) = self.finish(ct, done, build_seconds);
                             finished(&prev, rows, out)?;
@@ -249,9 +249,9 @@ impl Plan<'_> {
                         started.push(label.clone());
                         current = Some((label, Vec::new(), Instant::now()));
                     }
-                    protocol::Event::State(st) => {
+                    protocol::Event::State { state, .. } => {
                         if let Some((_, states, _)) = current.as_mut() {
-                            states.push(st);
+                            states.push(*state);
                         }
                     }
                 }
@@ -266,7 +266,7 @@ impl Plan<'_> {
                         finished(&prev, rows, out)?;
                     }
                     for label in remaining.iter().filter(|l| !started.contains(l)) {
-                        let mut row = self.row(&ct.key, label, "*", 0.0, "crashed");
+                        let mut row = self.row(&ct.key, label, "*", 0.0, Status::Crashed);
                         row.message = Some(format!(
                             "the bench ended without running it: {}",
                             outcome.stderr
@@ -284,20 +284,20 @@ impl Plan<'_> {
                     };
                     let (status, message) = match exit {
                         Exit::TimedOut => (
-                            "timeout",
+                            Status::Timeout,
                             format!("killed after {secs:.1} s without finishing a state (the run limit)"),
                         ),
                         Exit::Signal(sig) => (
-                            "crashed",
+                            Status::Crashed,
                             format!("ended by {}: {}", process::signal_name(sig), outcome.stderr)
                                 .trim_end_matches([' ', ':'])
                                 .to_string(),
                         ),
                         Exit::Code(protocol::EXIT_DEVICE_LOST) => {
-                            ("crashed", device_lost_message(&outcome.stderr))
+                            (Status::Crashed, device_lost_message(&outcome.stderr))
                         }
                         Exit::Code(code) => {
-                            ("crashed", format!("exited with code {code}: {}", outcome.stderr))
+                            (Status::Crashed, format!("exited with code {code}: {}", outcome.stderr))
                         }
                     };
                     let mut row = self.row(&ct.key, &label, "*", 0.0, status);
@@ -315,10 +315,11 @@ impl Plan<'_> {
 }
 
 /// The note for a state that lost the race (`--race`): it is measured, but not in full.
-fn raced(st: &Value) -> Option<String> {
-    let best = protocol::summary(st, "gputune/cold/raced/best")?;
-    let margin = protocol::summary(st, "gputune/cold/raced/margin").unwrap_or(f64::NAN);
-    let samples = st["samples"]["gpu"].as_array().map_or(0, Vec::len);
+fn raced(st: &StateRecord) -> Option<String> {
+    let Some(Stop::Raced { best, margin }) = st.stop else {
+        return None;
+    };
+    let samples = st.samples.as_ref().map_or(0, |s| s.gpu.len());
     Some(format!(
         "raced: stopped after {samples} samples, more than {:.0} % slower than the best so far \
          ({:.3} us)",
@@ -330,26 +331,21 @@ fn raced(st: &Value) -> Option<String> {
 /// The store status of one streamed state.
 ///
 /// A failed verification is `verify_failed` whatever else is said; a failed state's
-/// `error_kind` (protocol 1.3) says whether the variant did not build (`compile`: a kernel
-/// compiled at run time was rejected), is not a valid point (`invalid`: a launch over the
-/// kernel's limits), or lost the device (`device_lost`: the process ends with exit 4 after
-/// this state, and the variant is recorded as crashed). Other failures, and states from
-/// benches older than 1.3, are `launch_failed`.
-fn state_status(st: &Value) -> &'static str {
-    if st["verification"]["passed"] == false {
-        return "verify_failed";
+/// `error_kind` says whether the variant did not build (`compile`: a kernel compiled at run
+/// time was rejected), is not a valid point (`invalid`: a launch over the kernel's limits), or
+/// lost the device (`device_lost`: the process ends with exit 4 after this state, and the
+/// variant is recorded as crashed); other failures are `launch_failed`.
+fn state_status(st: &StateRecord) -> Status {
+    if st.verification.as_ref().is_some_and(|v| !v.passed) {
+        return Status::VerifyFailed;
     }
-    match st["status"].as_str().unwrap_or("failed") {
-        "ok" => "ok",
-        "timeout" => "timeout",
-        "skipped" => "skipped",
-        _ => match st["error_kind"].as_str() {
-            Some("compile") => "build_failed",
-            Some("invalid") => "invalid",
-            Some("device_lost") => "crashed",
-            Some("verification") => "verify_failed",
-            _ => "launch_failed",
-        },
+    match st.status {
+        StateStatus::Ok => Status::Ok,
+        StateStatus::Timeout => Status::Timeout,
+        StateStatus::Skipped => Status::Skipped,
+        StateStatus::Failed => {
+            Status::of_failure(st.failure().unwrap_or(gputune_protocol::ErrorKind::Other))
+        }
     }
 }
 
@@ -453,7 +449,7 @@ impl Measured {
                 },
             )?;
             counters.stored += new.len();
-            if new.iter().all(|r| r.status != "ok") {
+            if new.iter().all(|r| r.status != Status::Ok) {
                 out.line(&format!(
                     "  {}.base [{}]  base failed: {}",
                     f.name,
@@ -519,7 +515,7 @@ impl Measured {
                     store.put(&new)?;
                     counters.stored += new.len();
                     done.insert((ct.key.clone(), label.to_string()));
-                    let line = match new.iter().find(|r| r.status != "ok") {
+                    let line = match new.iter().find(|r| r.status != Status::Ok) {
                         Some(bad) => format!(
                             "{:<8} {}",
                             bad.status,
@@ -558,7 +554,7 @@ pub(crate) fn record_failure(
     store: &Store,
     cts: &[CtWorkload],
     label: &str,
-    status: &str,
+    status: Status,
     message: &str,
     seconds: f64,
     counters: &mut Counters,
@@ -581,43 +577,63 @@ pub(crate) fn record_failure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn axis(name: &str, ct: bool, io: bool, values: &[&str]) -> Axis {
         Axis {
             name: name.into(),
-            short: name.replace("{ct}", "").replace("{io}", ""),
+            plain_name: name.replace("{ct}", "").replace("{io}", ""),
             compile_time: ct,
             importance_ordered: io,
-            values: values.iter().map(|v| v.to_string()).collect(),
+            kind: gputune_protocol::AxisKind::String,
+            flags: String::new(),
+            values: values
+                .iter()
+                .map(|v| gputune_protocol::AxisValueDoc {
+                    input_string: v.to_string(),
+                    description: String::new(),
+                    value: gputune_protocol::Scalar::Text(v.to_string()),
+                })
+                .collect(),
         }
     }
 
     #[test]
     fn error_kinds_choose_the_status() {
-        let failed = |kind: Value| json!({ "status": "failed", "error": "x", "error_kind": kind });
-        assert_eq!(state_status(&failed(json!("compile"))), "build_failed");
-        assert_eq!(state_status(&failed(json!("invalid"))), "invalid");
-        assert_eq!(state_status(&failed(json!("device_lost"))), "crashed");
-        assert_eq!(
-            state_status(&failed(json!("verification"))),
-            "verify_failed"
-        );
-        assert_eq!(state_status(&failed(json!("launch"))), "launch_failed");
-        assert_eq!(state_status(&failed(json!("other"))), "launch_failed");
-        // A bench of protocol 1.2 says no kind.
-        assert_eq!(
-            state_status(&json!({ "status": "failed" })),
-            "launch_failed"
-        );
+        use gputune_protocol::{ErrorKind, VerificationRecord, VerifiedAgainst};
+        let failed = |kind: Option<ErrorKind>| StateRecord {
+            error: Some("x".into()),
+            error_kind: kind,
+            ..StateRecord::unmeasured("s", StateStatus::Failed)
+        };
+        for (kind, status) in [
+            (ErrorKind::Compile, Status::BuildFailed),
+            (ErrorKind::Invalid, Status::Invalid),
+            (ErrorKind::DeviceLost, Status::Crashed),
+            (ErrorKind::Verification, Status::VerifyFailed),
+            (ErrorKind::Launch, Status::LaunchFailed),
+            (ErrorKind::Other, Status::LaunchFailed),
+        ] {
+            assert_eq!(state_status(&failed(Some(kind))), status, "{kind}");
+        }
+        // A failure that names no kind is `other`.
+        assert_eq!(state_status(&failed(None)), Status::LaunchFailed);
         // A failed verification wins over anything else.
-        let wrong = json!({
-            "status": "failed", "error_kind": "other", "verification": { "passed": false }
+        let mut wrong = failed(Some(ErrorKind::Other));
+        wrong.verification = Some(VerificationRecord {
+            against: VerifiedAgainst::Base,
+            passed: false,
+            tolerance: None,
+            comparison: None,
+            message: None,
         });
-        assert_eq!(state_status(&wrong), "verify_failed");
-        assert_eq!(state_status(&json!({ "status": "ok" })), "ok");
-        assert_eq!(state_status(&json!({ "status": "timeout" })), "timeout");
-        assert_eq!(state_status(&json!({ "status": "skipped" })), "skipped");
+        assert_eq!(state_status(&wrong), Status::VerifyFailed);
+        for (s, status) in [
+            (StateStatus::Ok, Status::Ok),
+            (StateStatus::Timeout, Status::Timeout),
+            (StateStatus::Skipped, Status::Skipped),
+        ] {
+            assert_eq!(state_status(&StateRecord::unmeasured("s", s)), status);
+        }
     }
 
     #[test]
@@ -664,7 +680,23 @@ mod tests {
             ),
             axis("Mode", false, false, &["a", "b"]),
         ];
-        let state = json!({ "name": "Device=0 T{ct}=f32 Elements{io}=2^20 Mode=b" });
+        let value = |name: &str, v: &str| gputune_protocol::AxisValueRecord {
+            name: name.into(),
+            kind: gputune_protocol::AxisKind::String,
+            value: gputune_protocol::Scalar::Text(v.into()),
+            input_string: v.into(),
+        };
+        let state = StateRecord {
+            axis_values: vec![
+                value("T{ct}", "f32"),
+                value("Elements{io}", "2^20"),
+                value("Mode", "b"),
+            ],
+            ..StateRecord::unmeasured(
+                "Device=0 T{ct}=f32 Elements{io}=2^20 Mode=b",
+                StateStatus::Ok,
+            )
+        };
         let (key, weight) = rt_workload(&state, &declared);
         assert_eq!(key, "Elements{io}=2^20 Mode=b");
         assert!((weight - score::io_weight(1, 4)).abs() < 1e-12);

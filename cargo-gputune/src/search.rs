@@ -14,7 +14,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use gputune_runtime::build::manifest::Function;
+use gputune_protocol::manifest::Function;
+use gputune_protocol::{BenchArgs, Status};
 use regex::Regex;
 use serde_json::{json, Value};
 
@@ -36,11 +37,7 @@ pub(crate) fn production(
     revision: &str,
     counters: &mut Counters,
     out: &mut Output,
-) -> Result<(
-    PathBuf,
-    Option<gputune_runtime::build::manifest::Manifest>,
-    f64,
-)> {
+) -> Result<(PathBuf, Option<gputune_protocol::manifest::Manifest>, f64)> {
     let dir = ws.gputune_dir().join("bin").join(revision);
     let bin = dir.join(format!("{}-base", target.bench));
     let cached = dir.join(format!("{}-base.json", target.bench));
@@ -95,6 +92,64 @@ pub enum Sink<'a> {
     Bundle(&'a Path, &'a mut Bundle),
 }
 
+/// The bench flags every run of a search passes, from what the user gave after `--` and the
+/// search's defaults: the entropy criterion (it stops as soon as the distribution stops
+/// changing: what a search wants), no hot loop (a search scores cold times) and racing.
+/// They are checked here, before anything is built; flags that the search itself sets per
+/// run (`-b`, `-a`, `--variant`, `--json`, `--jsonl`, `--list`, `--devices`) are refused.
+pub(crate) fn measurement_args(s: &SearchArgs) -> Result<BenchArgs> {
+    let usage = |m: String| anyhow::Error::new(Usage(m));
+    let mut a = BenchArgs::from_flags(&s.bench_args).map_err(|e| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or_default();
+        usage(format!(
+            "bench arguments after `--`: {}",
+            first.trim_start_matches("error: ")
+        ))
+    })?;
+    a.validate()
+        .map_err(|e| usage(format!("bench arguments after `--`: {e}")))?;
+    let owned = [
+        (!a.benchmarks.is_empty(), "-b (use --bench or -R)"),
+        (!a.axes.is_empty(), "-a (put it before `--`)"),
+        (!a.variant.is_empty(), "--variant"),
+        (a.json.is_some(), "--json"),
+        (a.jsonl.is_some(), "--jsonl"),
+        (a.list, "--list"),
+        (a.devices, "--devices"),
+    ];
+    if let Some((_, flag)) = owned.iter().find(|(given, _)| *given) {
+        return Err(usage(format!(
+            "bench arguments after `--`: {flag} is set by the search itself"
+        )));
+    }
+    if a.stopping_criterion.is_none() {
+        a.stopping_criterion = Some("entropy".into());
+    }
+    if !s.hot {
+        a.no_batch = true;
+    }
+    if !s.no_race && a.race.is_none() {
+        if !(s.race.is_finite() && s.race >= 0.0) {
+            return Err(usage(format!(
+                "--race must be a fraction of zero or more (0.05 is 5 %), not {}",
+                s.race
+            )));
+        }
+        a.race = Some(s.race);
+    }
+    Ok(a)
+}
+
+/// The revision results are stored under: the code's revision and the measurement settings
+/// (criterion, its parameters, racing, …). A rerun with other settings measures anew instead
+/// of reporting numbers measured another way as its own.
+pub(crate) fn measured_revision(code_revision: &str, bench_args: &BenchArgs) -> String {
+    let mut h = gputune_protocol::hash::Fnv64::new();
+    h.write(bench_args.measurement_settings().as_bytes());
+    format!("{code_revision}.m{:08x}", h.finish() as u32)
+}
+
 /// Runs the search; returns the counters and the groups it touched.
 pub fn search(
     ws: &Workspace,
@@ -120,32 +175,14 @@ pub fn search(
         .iter()
         .flat_map(|a| ["-a".to_string(), a.clone()])
         .collect();
-    let mut bench_args = s.bench_args.clone();
-    if !bench_args
-        .iter()
-        .any(|a| a.starts_with("--stopping-criterion"))
-    {
-        // Entropy stops as soon as the distribution stops changing: what a search wants.
-        bench_args.extend(["--stopping-criterion".to_string(), "entropy".to_string()]);
-    }
-    if !s.hot && !bench_args.iter().any(|a| a == "--no-batch") {
-        bench_args.push("--no-batch".to_string());
-    }
-    if !s.no_race && !bench_args.iter().any(|a| a.starts_with("--race")) {
-        if !(s.race.is_finite() && s.race >= 0.0) {
-            return Err(anyhow::Error::new(Usage(format!(
-                "--race must be a fraction of zero or more (0.05 is 5 %), not {}",
-                s.race
-            ))));
-        }
-        bench_args.extend(["--race".to_string(), s.race.to_string()]);
-    }
+    let bench_args = measurement_args(s)?;
     let mut searched_any = false;
 
     for target in ws.bench_targets(args)? {
-        let revision = cargo::revision(ws, args, &target)?;
+        let code_revision = cargo::revision(ws, args, &target)?;
         let (base_bin, manifest, base_build) =
-            production(ws, args, &target, &revision, &mut counters, out)?;
+            production(ws, args, &target, &code_revision, &mut counters, out)?;
+        let revision = measured_revision(&code_revision, &bench_args);
         let declared = protocol::list(&base_bin, &[])?;
         let filtered = protocol::list(&base_bin, &user_axes)
             .with_context(|| format!("bench target `{}`", target.bench))?;
@@ -241,7 +278,7 @@ struct BuiltBatch {
     /// Binaries, each holding some of the batch's variants, with their build times.
     units: Vec<(PathBuf, Vec<String>, f64)>,
     /// Variants that would not build: label, status, message, seconds.
-    failures: Vec<(String, &'static str, String, f64)>,
+    failures: Vec<(String, Status, String, f64)>,
     /// Cargo invocations it took.
     builds: usize,
 }
@@ -295,13 +332,13 @@ impl BuildStage<'_> {
                 BuildOutcome::Failed { message, seconds } => {
                     built
                         .failures
-                        .push((group[0].clone(), "build_failed", message, seconds));
+                        .push((group[0].clone(), Status::BuildFailed, message, seconds));
                 }
                 BuildOutcome::TimedOut { seconds } => {
                     let message = format!("build killed after {seconds:.1} s (the build limit)");
                     built
                         .failures
-                        .push((group[0].clone(), "build_timeout", message, seconds));
+                        .push((group[0].clone(), Status::BuildTimeout, message, seconds));
                 }
             }
         }
@@ -468,7 +505,7 @@ fn search_bench(
             }
             for (label, status, message, seconds) in &built.failures {
                 record_failure(
-                    plan, store, &cts, label, status, message, *seconds, counters, out,
+                    plan, store, &cts, label, *status, message, *seconds, counters, out,
                 )?;
                 proposer.scored.insert(label.clone(), None);
             }
@@ -517,7 +554,7 @@ fn build_bench(
     s: &SearchArgs,
     (target, info, function): (&BenchTarget, &BenchInfo, &Function),
     (revision, base_bin, base_build): (&str, &Path, f64),
-    (user_axes, bench_args): (&[String], &[String]),
+    (user_axes, bench_args): (&[String], &BenchArgs),
     dir: &Path,
     started: Instant,
     counters: &mut Counters,
@@ -558,7 +595,7 @@ fn build_bench(
         function: function.clone(),
         revision: revision.to_string(),
         user_axes: user_axes.to_vec(),
-        bench_args: bench_args.to_vec(),
+        bench_args: bench_args.to_args(),
         base,
         base_build_seconds: base_build,
         units: Vec::new(),
@@ -589,7 +626,7 @@ fn build_bench(
             ));
             bench.failures.push(BundledFailure {
                 label,
-                status: status.to_string(),
+                status,
                 message,
                 seconds,
             });
@@ -605,12 +642,17 @@ fn undeclared_values(filtered: &BenchInfo, declared: &BenchInfo) -> Result<()> {
         let Some(d) = declared.axes.iter().find(|d| d.name == axis.name) else {
             continue;
         };
-        if let Some(v) = axis.values.iter().find(|v| !d.values.contains(v)) {
+        if let Some(v) = axis
+            .values
+            .iter()
+            .map(|v| &v.input_string)
+            .find(|v| !d.values.iter().any(|dv| &&dv.input_string == v))
+        {
             return Err(anyhow::Error::new(Usage(format!(
                 "-a gives `{}` the value {v}, which bench `{}` does not declare; declared: {}",
                 axis.name,
                 filtered.name,
-                d.values.join(", ")
+                d.input_strings().join(", ")
             ))));
         }
     }

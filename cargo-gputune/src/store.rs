@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
+use gputune_protocol::Status;
+
 use crate::cli::Usage;
 use crate::lock::{Busy, FileLock};
 
@@ -96,8 +98,8 @@ pub struct Measurement {
     pub rt_workload: String,
     /// The runtime workload's `{io}` weight before normalisation.
     pub rt_weight: f64,
-    /// `ok`, `timeout`, `failed`, … (DESIGN's statuses).
-    pub status: String,
+    /// What became of the variant on this workload.
+    pub status: Status,
     /// Why, when not ok.
     pub message: Option<String>,
     /// Median cold GPU time (s).
@@ -307,7 +309,7 @@ impl Store {
                 m.variant,
                 m.rt_workload,
                 m.rt_weight,
-                m.status,
+                m.status.as_str(),
                 m.message,
                 m.center,
                 m.noise,
@@ -370,7 +372,16 @@ impl Store {
                     variant: r.get(7)?,
                     rt_workload: r.get(8)?,
                     rt_weight: r.get(9)?,
-                    status: r.get(10)?,
+                    status: {
+                        let text: String = r.get(10)?;
+                        text.parse().map_err(|e| {
+                            rusqlite::Error::FromSqlConversionFailure(
+                                10,
+                                rusqlite::types::Type::Text,
+                                Box::new(e),
+                            )
+                        })?
+                    },
                     message: r.get(11)?,
                     center: r.get(12)?,
                     noise: r.get(13)?,
@@ -424,7 +435,7 @@ mod tests {
             variant: variant.into(),
             rt_workload: rt.into(),
             rt_weight: 0.6,
-            status: "ok".into(),
+            status: Status::Ok,
             message: None,
             center: Some(1e-3),
             noise: Some(0.01),

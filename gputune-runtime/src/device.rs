@@ -2,15 +2,8 @@
 
 use serde::Serialize;
 
-/// Which backend measures a state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BackendKind {
-    /// CPU code timed with a monotonic clock.
-    Cpu,
-    /// CUDA kernels timed with CUDA events.
-    Cuda,
-}
+/// Which backend measures a state (the protocol's type).
+pub use gputune_protocol::documents::Backend as BackendKind;
 
 /// What is known about a device. Fields a backend cannot know are `None`.
 ///

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use clap::Parser;
-use serde_json::json;
+use gputune_protocol::{BenchListing, DevicesDoc, Event, ExitCode, ListDoc, StateStatus};
 
 use crate::axis::{AxisValue, AxisValues};
 use crate::backend::cpu::CpuBackend;
@@ -24,25 +24,23 @@ use crate::measure::{ColdSettings, HotSettings, Race};
 use crate::output::{self, BenchReport, RunReport, StateReport};
 use crate::state::{ExecConfig, Outcome, State};
 
-/// Version of the protocol between bench binaries and `cargo gputune`
-/// (`docs/bench-json.md`): 2 added `--variant` lists, `--jsonl` and `verification`; 3 added
-/// `--race`.
-pub const PROTOCOL: u32 = 3;
+/// Version of the protocol between bench binaries and `cargo gputune`: the protocol crate's.
+pub use gputune_protocol::PROTOCOL_VERSION as PROTOCOL;
 
 /// Exit code: every state ran.
-pub const EXIT_OK: i32 = 0;
+pub const EXIT_OK: i32 = ExitCode::Ok as i32;
 /// Exit code: at least one state failed (the JSON says which and why).
-pub const EXIT_FAILED: i32 = 1;
+pub const EXIT_FAILED: i32 = ExitCode::Failed as i32;
 /// Exit code: bad command line.
-pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_USAGE: i32 = ExitCode::Usage as i32;
 /// Exit code: the device could not be opened.
-pub const EXIT_NO_DEVICE: i32 = 3;
+pub const EXIT_NO_DEVICE: i32 = ExitCode::NoDevice as i32;
 /// Exit code: device lost. A state failed with a sticky CUDA error (an illegal address, a
 /// failed launch, a trap, …) after which the context cannot be used again; that state was
 /// reported (its `--jsonl` line written, `error_kind` `device_lost`), the states not run yet
 /// are not, and one line on stderr names the CUDA error. `cargo gputune` records the variant
 /// in progress as crashed and runs the rest in a fresh process.
-pub const EXIT_DEVICE_LOST: i32 = 4;
+pub const EXIT_DEVICE_LOST: i32 = ExitCode::DeviceLost as i32;
 
 /// Runs the bench binary with the process's arguments and exits.
 ///
@@ -137,17 +135,21 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
     apply_overrides(&mut benches, &cli.axes)?;
 
     if cli.list {
-        let list = serde_json::to_string_pretty(&list_json(&benches, &selected));
+        let list = serde_json::to_string_pretty(&list_doc(&benches, &selected));
         to_stdout(&format!("{}\n", list.unwrap_or_default()));
         return Ok(EXIT_OK);
     }
 
     if cli.devices {
         let backends = Backends::open(&benches, &cli)?;
-        let doc = json!({
-            "protocol": PROTOCOL,
-            "devices": backends.devices().iter().map(output::device_json).collect::<Vec<_>>(),
-        });
+        let doc = DevicesDoc {
+            protocol: PROTOCOL,
+            devices: backends
+                .devices()
+                .iter()
+                .map(output::device_record)
+                .collect(),
+        };
         to_stdout(&format!(
             "{}\n",
             serde_json::to_string_pretty(&doc).unwrap_or_default()
@@ -155,10 +157,10 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         return Ok(EXIT_OK);
     }
 
-    if !criteria.names().contains(&cli.stopping_criterion.as_str()) {
+    if !criteria.names().contains(&cli.criterion()) {
         return Err(Error::Usage(format!(
             "unknown stopping criterion `{}`; known: {}",
-            cli.stopping_criterion,
+            cli.criterion(),
             criteria.names().join(", ")
         )));
     }
@@ -173,7 +175,7 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
     params.extra.extend(cli.extra_params()?);
     let mut config = ExecConfig {
         criteria,
-        criterion: cli.stopping_criterion.clone(),
+        criterion: cli.criterion().to_string(),
         params,
         cold: ColdSettings {
             min_samples: cli.min_samples,
@@ -242,8 +244,10 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
             };
             config.variant = requested.map(str::to_string);
             if let Some(stream) = stream.as_mut() {
-                stream
-                    .emit(&json!({ "event": "variant", "bench": b.name, "variant": requested }))?;
+                stream.emit(&Event::Variant {
+                    bench: b.name.clone(),
+                    variant: requested.map(str::to_string),
+                })?;
             }
             for (type_index, inst) in b.live_instances() {
                 for point in value_points(b) {
@@ -312,12 +316,11 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
                     }
                     eprintln!("{}", progress_line(&state));
                     if let Some(stream) = stream.as_mut() {
-                        stream.emit(&json!({
-                            "event": "state",
-                            "bench": b.name,
-                            "variant": requested,
-                            "state": output::state_json(&state, &report.devices),
-                        }))?;
+                        stream.emit(&Event::State {
+                            bench: b.name.clone(),
+                            variant: requested.map(str::to_string),
+                            state: Box::new(output::state_record(&state, &report.devices)),
+                        })?;
                     }
                     if state.outcome.device_lost() {
                         // Every later CUDA call would fail with the same error: report this
@@ -354,7 +357,7 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
     }
 
     let table = output::to_table(&report);
-    let doc = output::to_json(&report);
+    let doc = output::results_doc(&report);
     let text = serde_json::to_string_pretty(&doc)
         .map_err(|e| Error::Device(format!("cannot serialise the results: {e}")))?;
     match cli.json.as_deref() {
@@ -379,7 +382,7 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         .benchmarks
         .iter()
         .flat_map(|b| &b.states)
-        .any(|s| s.status() == "failed");
+        .any(|s| s.status() == StateStatus::Failed);
     Ok(if failed { EXIT_FAILED } else { EXIT_OK })
 }
 
@@ -406,9 +409,11 @@ impl EventStream {
         })
     }
 
-    fn emit(&mut self, event: &serde_json::Value) -> Result<()> {
+    fn emit(&mut self, event: &Event) -> Result<()> {
+        let line = serde_json::to_string(event)
+            .map_err(|e| Error::Device(format!("cannot serialise an event: {e}")))?;
         self.file
-            .write_all(format!("{event}\n").as_bytes())
+            .write_all(format!("{line}\n").as_bytes())
             .map_err(|source| Error::Io {
                 path: self.path.clone(),
                 source,
@@ -600,18 +605,22 @@ fn value_points(b: &Bench) -> Vec<Vec<(String, AxisValue)>> {
     points
 }
 
-fn list_json(benches: &[Bench], indices: &[usize]) -> serde_json::Value {
-    json!({
-        "protocol": PROTOCOL,
-        "benchmarks": benches.iter().zip(indices).map(|(b, i)| json!({
-            "name": b.name,
-            "index": i,
-            "tunes": b.tunes,
-            "backend": b.backend,
-            "axes": output::axes_json(&b.axes),
-            "states": b.state_count(),
-        })).collect::<Vec<_>>(),
-    })
+fn list_doc(benches: &[Bench], indices: &[usize]) -> ListDoc {
+    ListDoc {
+        protocol: PROTOCOL,
+        benchmarks: benches
+            .iter()
+            .zip(indices)
+            .map(|(b, i)| BenchListing {
+                name: b.name.clone(),
+                index: *i,
+                tunes: b.tunes.clone(),
+                backend: b.backend,
+                axes: output::axis_docs(&b.axes),
+                states: b.state_count(),
+            })
+            .collect(),
+    }
 }
 
 /// The backends a run needs, opened once up front so a missing device fails fast.

@@ -6,7 +6,7 @@ use crate::axis::AxisValue;
 use crate::backend::Backend;
 use crate::criterion::{Criteria, CriterionParams};
 use crate::device::DeviceInfo;
-use crate::error::{BenchResult, Error, ErrorKind, Result};
+use crate::error::{BenchResult, Error, ErrorKind, KindOf, Result};
 use crate::launch::Launch;
 use crate::measure::{self, ColdMeasurement, ColdSettings, HotMeasurement, HotSettings};
 use crate::verify::{BaseFailed, Comparison, Tolerance, Verification, VerificationFailed, Verify};

@@ -92,12 +92,24 @@ fn every_fault_is_recorded_and_a_correct_variant_wins() {
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("fault = \"none\""), "{}", text(&out));
 
-    // A rerun finds everything stored, failures included: nothing is built or run again.
+    // A rerun with the same settings finds everything stored, failures included: nothing is
+    // built or run again. (Other bench settings would be other results: see selection.rs.)
     let out = gputune(
         &bin,
         PACKAGE,
         &db,
-        &["search", "--json", "--run-limit", "1"],
+        &[
+            "search",
+            "--json",
+            "--run-limit",
+            "1",
+            "--",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "10",
+            "--no-batch",
+        ],
     );
     assert!(out.status.success(), "{}", text(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("--json");

@@ -150,6 +150,49 @@ fn packages_are_selected_as_cargo_selects_them_and_empty_gates_fail() {
         "{md}"
     );
 
+    // Other measurement settings are other results: a rerun with another criterion measures
+    // anew instead of reporting the old numbers as its own; the same settings measure nothing.
+    let rerun = |target: &str| {
+        let out = gputune(
+            &bin,
+            "gputune-fixture-spin",
+            &db,
+            &[
+                "search",
+                "--json",
+                "--",
+                "--stopping-criterion",
+                "sample-count",
+                "--target-samples",
+                target,
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("--json");
+        doc["search"]["runs"].as_u64().expect("runs")
+    };
+    assert_eq!(rerun("10"), 0, "the same settings: everything is stored");
+    assert!(rerun("12") > 0, "another --target-samples measures anew");
+    // Bench arguments are checked before anything is built, and flags the search sets itself
+    // are refused.
+    for (bad, needle) in [
+        (
+            &["--max-noise", "0"][..],
+            "--max-noise must be a positive number",
+        ),
+        (&["--frobnicate"][..], "--frobnicate"),
+        (
+            &["--variant", "base"][..],
+            "--variant is set by the search itself",
+        ),
+    ] {
+        let mut args = vec!["search", "--"];
+        args.extend(bad);
+        let out = gputune(&bin, "gputune-fixture-spin", &db, &args);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out));
+        assert!(stderr(&out).contains(needle), "{bad:?}: {}", text(&out));
+    }
+
     // A directory is not a store, and the message says so.
     let out = run(
         &bin,

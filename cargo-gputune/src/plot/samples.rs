@@ -2,6 +2,7 @@
 //! plot of every kept sample over a box of the quartiles.
 
 use anyhow::Result;
+use gputune_protocol::Status;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -49,7 +50,7 @@ pub(super) fn svg(g: &Group, ranked: &[Ranked], rt: &str, top: usize) -> Result<
         g.variants
             .get(label)?
             .iter()
-            .find(|m| m.rt_workload == rt && m.status == "ok" && !m.samples.is_empty())
+            .find(|m| m.rt_workload == rt && m.status == Status::Ok && !m.samples.is_empty())
     };
     let base = ok_on("base");
     let mut rows: Vec<Row<'_>> = Vec::new();

@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use resvg::{tiny_skia, usvg};
 
+use gputune_protocol::Status;
+
 use super::Specs;
 use crate::results::Group;
 use crate::store::Measurement;
@@ -36,11 +38,10 @@ pub(super) fn measurement(
         rt_workload: rt.into(),
         rt_weight: if rt == RT_A { 0.6 } else { 0.98 },
         status: if center.is_some() {
-            "ok"
+            Status::Ok
         } else {
-            "verify_failed"
-        }
-        .into(),
+            Status::VerifyFailed
+        },
         message: None,
         center: samples.get(samples.len() / 2).map(|_| {
             let mut s = samples.clone();
@@ -74,7 +75,7 @@ pub(super) fn two_param_group() -> (Vec<Group>, Specs) {
         ms.push(measurement(f, "items_per_thread_4.tpb_64", rt, None));
     }
     let mut failed = measurement(f, "items_per_thread_4.tpb_128", "*", None);
-    failed.status = "build_failed".into();
+    failed.status = Status::BuildFailed;
     ms.push(failed);
     let spec = gputune_grammar::parse_str(
         "items_per_thread = [1, 2, 4], tpb = pow2(6..=7), base(items_per_thread = 2, tpb = 128)",

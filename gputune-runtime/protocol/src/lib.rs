@@ -1,8 +1,37 @@
 //! The typed contract between `cargo gputune` and bench binaries.
 //!
 //! `cargo gputune` never links user code: it runs bench binaries as child processes, passes
-//! flags in and reads JSON out. Both sides use the types of this crate, so the contract is
-//! written once; `docs/bench-json.md` is its human description, checked against these types
-//! by a test.
+//! flags in ([`BenchArgs`]) and reads JSON out ([`ListDoc`], [`DevicesDoc`], [`ResultsDoc`],
+//! [`Event`]s of [`StateRecord`]s); the build helper leaves a [`manifest::Manifest`] for it.
+//! Both sides use these types, so the contract is written once and versioned once
+//! ([`PROTOCOL_VERSION`]); `docs/bench-json.md` is its human description, checked against these
+//! types by a test. Kinds and statuses are enums in Rust and stable snake-case strings on the
+//! wire and in the store.
 
+pub mod documents;
+pub mod exit;
+pub mod flags;
+#[cfg(feature = "toml")]
+pub mod gputune_toml;
 pub mod hash;
+pub mod manifest;
+pub mod record;
+pub mod status;
+pub mod units;
+
+pub use documents::{
+    AxisDoc, AxisKind, AxisValueDoc, BenchListing, BenchResults, Device, DevicesDoc, Event,
+    ListDoc, Meta, ResultsDoc,
+};
+pub use exit::ExitCode;
+pub use flags::BenchArgs;
+pub use record::{
+    AxisValueRecord, Batch, Comparison, CriterionRecord, ErrorKind, Samples, Scalar, StateRecord,
+    StateStatus, Stop, Summary, SummaryDatum, Tolerance, VerificationRecord, VerifiedAgainst,
+};
+pub use status::Status;
+
+/// The version of the whole contract: flags, documents, events and their meaning. Every
+/// document carries it; a reader refuses another. 4 made the contract typed: numbers are
+/// numbers, the stop reason is a field, one version instead of protocol 3 and JSON 1.4.
+pub const PROTOCOL_VERSION: u32 = 4;

@@ -19,8 +19,8 @@
 //! is chosen by [`selection::VARIANTS_ENV`]; production builds use [`gputune_toml`].
 
 pub mod codegen;
-pub mod gputune_toml;
-pub mod manifest;
+pub use gputune_protocol::gputune_toml;
+pub use gputune_protocol::manifest;
 pub mod scan;
 pub mod selection;
 

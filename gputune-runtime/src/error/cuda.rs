@@ -73,6 +73,7 @@ pub(super) fn cudarc_error_kind(e: &(dyn std::error::Error + 'static)) -> Option
 mod tests {
     use super::*;
     use crate::error::Error;
+    use crate::error::KindOf;
 
     #[test]
     fn sticky_errors_lose_the_device_and_others_do_not() {

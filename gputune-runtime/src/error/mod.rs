@@ -3,8 +3,6 @@
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;
 
-use serde::Serialize;
-
 /// Boxed error that a bench function or an `exec` closure may return; `?` converts any
 /// `std::error::Error` into it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -79,49 +77,19 @@ impl Error {
     }
 }
 
-/// What kind of failure a state's error is: `error_kind` in the JSON (`docs/bench-json.md`),
-/// from which `cargo gputune` chooses the variant's status in the store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// A kernel compiled at run time did not compile: the variant does not build
-    /// (`build_failed`).
-    Compile,
-    /// The launch configuration exceeds the kernel's or the device's limits: the variant is
-    /// not a valid point (`invalid`).
-    Invalid,
-    /// The launches failed, or the device failed while running them, and the context is
-    /// still usable (`launch_failed`).
-    Launch,
-    /// A sticky device error: the context is unusable and the bench process ends with exit
-    /// code 4 after reporting this state (`crashed`).
-    DeviceLost,
-    /// The outputs differ from the reference (`verify_failed`).
-    Verification,
-    /// Anything else: an error of the bench's own code, a variant that is not compiled in
-    /// (`launch_failed`).
-    Other,
-}
+/// What kind of failure a state's error is: `error_kind` on the wire (`docs/bench-json.md`),
+/// from which `cargo gputune` chooses the variant's status in the store. One type for both
+/// sides, in the protocol crate.
+pub use gputune_protocol::ErrorKind;
 
-impl ErrorKind {
-    /// The name in the JSON: `compile`, `invalid`, `launch`, `device_lost`, `verification`
-    /// or `other`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Compile => "compile",
-            ErrorKind::Invalid => "invalid",
-            ErrorKind::Launch => "launch",
-            ErrorKind::DeviceLost => "device_lost",
-            ErrorKind::Verification => "verification",
-            ErrorKind::Other => "other",
-        }
-    }
-
+/// Classifies errors into [`ErrorKind`]s: `ErrorKind::of(error)` with this trait in scope.
+/// (The kind is the protocol's; how the runtime's errors map to it is the runtime's.)
+pub trait KindOf {
     /// The kind of any error a bench function or a closure returned: the first error in
     /// its `source` chain whose kind is known decides (the runtime's [`Error`], a failed
     /// verification, and with the `cuda` feature cudarc's driver and NVRTC errors, which a
     /// bench's own cudarc calls return); [`ErrorKind::Other`] when none is known.
-    pub fn of(error: &(dyn std::error::Error + 'static)) -> ErrorKind {
+    fn of(error: &(dyn std::error::Error + 'static)) -> ErrorKind {
         let mut next = Some(error);
         while let Some(e) = next {
             if let Some(e) = e.downcast_ref::<Error>() {
@@ -143,11 +111,7 @@ impl ErrorKind {
     }
 }
 
-impl std::fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+impl KindOf for ErrorKind {}
 
 /// The error a failed verification returns from the bench function.
 #[derive(Debug, thiserror::Error)]

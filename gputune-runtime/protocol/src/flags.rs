@@ -1,0 +1,399 @@
+//! A bench binary's command line, following nvbench's: parsed by the bench (with clap) and
+//! built by `cargo gputune` ([`BenchArgs::to_args`]), one definition for both sides.
+
+use clap::Parser;
+
+/// A flag value no criterion or loop can work with: the bench's usage error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagError(pub String);
+
+impl std::fmt::Display for FlagError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FlagError {}
+
+/// The stopping criterion when none is named.
+pub const DEFAULT_CRITERION: &str = "stdrel";
+
+/// Command line of a bench binary.
+#[derive(Debug, Clone, PartialEq, Parser)]
+#[command(
+    allow_negative_numbers = true,
+    about = "A gputune bench binary (nvbench-style command line)",
+    after_help = "Examples:\n  \
+        BENCH --list\n  \
+        BENCH -b scale -a 'Elements{io}[pow2]=[20,24]' --stopping-criterion entropy\n  \
+        BENCH -a 'T{ct}=f32' -a 'Elements[pow2]=[16:28:4]' --json out.json"
+)]
+pub struct BenchArgs {
+    /// Print the benches and their axes as JSON and exit.
+    #[arg(short = 'l', long)]
+    pub list: bool,
+    /// Open the devices the selected benches need, print them as JSON and exit.
+    #[arg(long)]
+    pub devices: bool,
+    /// Run only these benches (name or index; repeatable).
+    #[arg(short = 'b', long = "benchmark", value_name = "NAME")]
+    pub benchmarks: Vec<String>,
+    /// Override an axis: `Name=v`, `Name=[a,b,c]`, `Name=[start:stop:step]`, `Name[pow2]=…`
+    /// (exponents). Repeatable.
+    #[arg(short = 'a', long = "axis", value_name = "SPEC")]
+    pub axes: Vec<String>,
+    /// Variant labels to run, one after another (for binaries that hold several variants).
+    #[arg(long, value_name = "LABEL[,LABEL…]", value_delimiter = ',')]
+    pub variant: Vec<String>,
+    /// Stopping criterion: stdrel (the default), entropy, sample-count, or a registered
+    /// custom one.
+    #[arg(long, value_name = "NAME")]
+    pub stopping_criterion: Option<String>,
+    /// stdrel: target relative standard deviation in percent.
+    #[arg(long, default_value_t = 0.5, value_name = "PERCENT")]
+    pub max_noise: f64,
+    /// stdrel: minimum total GPU time in seconds.
+    #[arg(long, default_value_t = 0.5, value_name = "SECONDS")]
+    pub min_time: f64,
+    /// Minimum number of cold samples, for every criterion.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub min_samples: u64,
+    /// Wall-clock limit of a state's cold loop in seconds; a state that reaches it is marked
+    /// timed out.
+    #[arg(long, default_value_t = 15.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// entropy: largest trend angle in degrees.
+    #[arg(long, default_value_t = 0.048, value_name = "DEGREES")]
+    pub max_angle: f64,
+    /// entropy: smallest R² of the trend line.
+    #[arg(long, default_value_t = 0.36, value_name = "R2")]
+    pub min_r2: f64,
+    /// sample-count: number of samples.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub target_samples: u64,
+    /// A parameter for a custom criterion (repeatable).
+    #[arg(long = "criterion-param", value_name = "NAME=VALUE")]
+    pub criterion_params: Vec<String>,
+    /// Samples with an SM clock below this percentage of the default clock are discarded.
+    #[arg(long, default_value_t = 75.0, value_name = "PERCENT")]
+    pub throttle_threshold: f64,
+    /// Skip the hot (batched) measurement.
+    #[arg(long)]
+    pub no_batch: bool,
+    /// Race the variants of `--variant`: stop a state's cold loop early once its samples are
+    /// more than FRACTION slower than the fastest earlier variant's median for that state
+    /// (0.05 is 5 %). Off by default.
+    #[arg(long, value_name = "FRACTION")]
+    pub race: Option<f64>,
+    /// Hot measurement: total device time to reach, in seconds.
+    #[arg(long, default_value_t = 0.5, value_name = "SECONDS")]
+    pub batch_target_time: f64,
+    /// Write the results as JSON to FILE (`-` for stdout; the table then goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Append each finished state to FILE as one JSON line, as it finishes.
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<String>,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub device: u32,
+    /// Run every bench on the CPU backend; benches that need CUDA are skipped.
+    #[arg(long)]
+    pub cpu: bool,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    pub bench: bool,
+}
+
+impl Default for BenchArgs {
+    fn default() -> BenchArgs {
+        BenchArgs::parse_from(["bench"])
+    }
+}
+
+impl BenchArgs {
+    /// Parses the flags after the program name, as a bench binary would.
+    pub fn from_flags<I, S>(flags: I) -> Result<BenchArgs, clap::Error>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<std::ffi::OsString> + Clone,
+    {
+        let argv = std::iter::once(std::ffi::OsString::from("bench"))
+            .chain(flags.into_iter().map(Into::into));
+        BenchArgs::try_parse_from(argv)
+    }
+
+    /// The stopping criterion's name.
+    pub fn criterion(&self) -> &str {
+        self.stopping_criterion
+            .as_deref()
+            .unwrap_or(DEFAULT_CRITERION)
+    }
+
+    /// Rejects values no criterion or loop can work with.
+    pub fn validate(&self) -> Result<(), FlagError> {
+        let positive = [
+            ("--max-noise", self.max_noise),
+            ("--timeout", self.timeout),
+            ("--max-angle", self.max_angle),
+            ("--batch-target-time", self.batch_target_time),
+        ];
+        for (flag, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(FlagError(format!(
+                    "{flag} must be a positive number, not {v}"
+                )));
+            }
+        }
+        if let Some(r) = self.race {
+            if !(r.is_finite() && r >= 0.0) {
+                return Err(FlagError(format!(
+                    "--race must be a fraction of zero or more (0.05 is 5 %), not {r}"
+                )));
+            }
+        }
+        if !(self.min_time.is_finite() && self.min_time >= 0.0) {
+            return Err(FlagError(format!(
+                "--min-time must be zero or positive, not {}",
+                self.min_time
+            )));
+        }
+        if !(0.0..=1.0).contains(&self.min_r2) {
+            return Err(FlagError(format!(
+                "--min-r2 must be within 0..=1, not {}",
+                self.min_r2
+            )));
+        }
+        if !(0.0..=100.0).contains(&self.throttle_threshold) {
+            return Err(FlagError(format!(
+                "--throttle-threshold is a percentage within 0..=100, not {}",
+                self.throttle_threshold
+            )));
+        }
+        if self.target_samples == 0 {
+            return Err(FlagError("--target-samples must be at least 1".into()));
+        }
+        self.extra_params().map(|_| ())
+    }
+
+    /// The `--criterion-param` pairs.
+    pub fn extra_params(&self) -> Result<Vec<(String, f64)>, FlagError> {
+        self.criterion_params
+            .iter()
+            .map(|p| {
+                let (k, v) = p.split_once('=').ok_or_else(|| {
+                    FlagError(format!("--criterion-param takes NAME=VALUE, not `{p}`"))
+                })?;
+                let v: f64 = v.trim().parse().map_err(|_| {
+                    FlagError(format!("--criterion-param `{k}`: `{v}` is not a number"))
+                })?;
+                Ok((k.trim().to_string(), v))
+            })
+            .collect()
+    }
+
+    /// The command line that parses back into these flags (the program name not included).
+    /// Values at their defaults are left out, so the line reads as a person would write it.
+    pub fn to_args(&self) -> Vec<String> {
+        let d = BenchArgs::default();
+        let mut out = Vec::new();
+        let mut flag = |on: bool, name: &str| {
+            if on {
+                out.push(name.to_string());
+            }
+        };
+        flag(self.list, "--list");
+        flag(self.devices, "--devices");
+        flag(self.no_batch, "--no-batch");
+        flag(self.cpu, "--cpu");
+        flag(self.bench, "--bench");
+        for b in &self.benchmarks {
+            out.extend(["-b".to_string(), b.clone()]);
+        }
+        for a in &self.axes {
+            out.extend(["-a".to_string(), a.clone()]);
+        }
+        if !self.variant.is_empty() {
+            out.extend(["--variant".to_string(), self.variant.join(",")]);
+        }
+        let mut value = |differs: bool, name: &str, v: String| {
+            if differs {
+                out.extend([name.to_string(), v]);
+            }
+        };
+        if let Some(c) = &self.stopping_criterion {
+            value(true, "--stopping-criterion", c.clone());
+        }
+        value(
+            self.max_noise != d.max_noise,
+            "--max-noise",
+            self.max_noise.to_string(),
+        );
+        value(
+            self.min_time != d.min_time,
+            "--min-time",
+            self.min_time.to_string(),
+        );
+        value(
+            self.min_samples != d.min_samples,
+            "--min-samples",
+            self.min_samples.to_string(),
+        );
+        value(
+            self.timeout != d.timeout,
+            "--timeout",
+            self.timeout.to_string(),
+        );
+        value(
+            self.max_angle != d.max_angle,
+            "--max-angle",
+            self.max_angle.to_string(),
+        );
+        value(self.min_r2 != d.min_r2, "--min-r2", self.min_r2.to_string());
+        value(
+            self.target_samples != d.target_samples,
+            "--target-samples",
+            self.target_samples.to_string(),
+        );
+        for p in &self.criterion_params {
+            value(true, "--criterion-param", p.clone());
+        }
+        value(
+            self.throttle_threshold != d.throttle_threshold,
+            "--throttle-threshold",
+            self.throttle_threshold.to_string(),
+        );
+        if let Some(r) = self.race {
+            value(true, "--race", r.to_string());
+        }
+        value(
+            self.batch_target_time != d.batch_target_time,
+            "--batch-target-time",
+            self.batch_target_time.to_string(),
+        );
+        if let Some(j) = &self.json {
+            value(true, "--json", j.clone());
+        }
+        if let Some(j) = &self.jsonl {
+            value(true, "--jsonl", j.clone());
+        }
+        value(self.device != d.device, "--device", self.device.to_string());
+        out
+    }
+
+    /// What a measurement means besides the variant and the workload: the criterion and its
+    /// parameters, the sample floor, the timeout, the throttle threshold, the hot loop and
+    /// racing, in one canonical line. Results measured under other settings are other
+    /// results, so `cargo gputune` keys its store by this.
+    pub fn measurement_settings(&self) -> String {
+        let mut params = self.criterion_params.clone();
+        params.sort();
+        let criterion = match self.criterion() {
+            "stdrel" => format!(
+                "stdrel(max-noise={},min-time={})",
+                self.max_noise, self.min_time
+            ),
+            "entropy" => format!(
+                "entropy(max-angle={},min-r2={})",
+                self.max_angle, self.min_r2
+            ),
+            "sample-count" => format!("sample-count(target-samples={})", self.target_samples),
+            other => format!("{other}({})", params.join(",")),
+        };
+        format!(
+            "{criterion} min-samples={} timeout={} throttle={} hot={} race={}",
+            self.min_samples,
+            self.timeout,
+            self.throttle_threshold,
+            if self.no_batch {
+                "off".to_string()
+            } else {
+                format!("{}s", self.batch_target_time)
+            },
+            self.race.map_or("off".to_string(), |r| r.to_string()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_round_trip_through_the_command_line() {
+        let args = BenchArgs::from_flags([
+            "-b",
+            "scale",
+            "-a",
+            "T{ct}=f32",
+            "-a",
+            "N=[1,2]",
+            "--variant",
+            "base,ipt_8.tpb_128",
+            "--stopping-criterion",
+            "entropy",
+            "--max-angle",
+            "0.1",
+            "--min-samples",
+            "20",
+            "--criterion-param",
+            "k=2",
+            "--no-batch",
+            "--race",
+            "0.05",
+            "--jsonl",
+            "run.jsonl",
+            "--device",
+            "1",
+            "--cpu",
+        ])
+        .expect("parses");
+        assert_eq!(args.variant, ["base", "ipt_8.tpb_128"]);
+        assert_eq!(
+            BenchArgs::from_flags(args.to_args()).expect("parses back"),
+            args
+        );
+        let default = BenchArgs::default();
+        assert!(default.to_args().is_empty());
+        assert_eq!(default.criterion(), "stdrel");
+        assert_eq!(
+            BenchArgs::from_flags(default.to_args()).expect("parses"),
+            default
+        );
+    }
+
+    #[test]
+    fn settings_name_what_changes_a_measurement_and_nothing_else() {
+        let a = BenchArgs::from_flags([
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "25",
+        ])
+        .expect("parses");
+        let mut b = a.clone();
+        b.variant = vec!["x_1".into()];
+        b.jsonl = Some("elsewhere".into());
+        b.max_angle = 1.0; // not sample-count's
+        assert_eq!(a.measurement_settings(), b.measurement_settings());
+        b.target_samples = 26;
+        assert_ne!(a.measurement_settings(), b.measurement_settings());
+        let mut c = a.clone();
+        c.race = Some(0.05);
+        assert_ne!(a.measurement_settings(), c.measurement_settings());
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_flag_named() {
+        for (flags, needle) in [
+            (&["--max-noise", "0"][..], "--max-noise"),
+            (&["--race", "-1"][..], "--race"),
+            (&["--min-r2", "2"][..], "--min-r2"),
+            (&["--target-samples", "0"][..], "--target-samples"),
+            (&["--criterion-param", "k"][..], "NAME=VALUE"),
+        ] {
+            let err = BenchArgs::from_flags(flags).expect("parses").validate();
+            assert!(err.expect_err("refused").0.contains(needle), "{flags:?}");
+        }
+    }
+}

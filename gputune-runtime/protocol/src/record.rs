@@ -1,0 +1,359 @@
+//! One measured state, as a bench reports it: the `states` entries of the results document and
+//! the `state` of a `--jsonl` event.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A scalar on the wire: integers and floats stay numbers, text stays text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+    /// Text (string and type axes, string summaries).
+    Text(String),
+}
+
+impl Scalar {
+    /// The number, if it is one.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Scalar::Int(v) => Some(*v as f64),
+            Scalar::Float(v) => Some(*v),
+            Scalar::Text(_) => None,
+        }
+    }
+}
+
+/// What kind of failure a state's error is; `cargo gputune` chooses the variant's
+/// [`Status`](crate::Status) from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// A kernel compiled at run time did not compile: the variant does not build
+    /// (`build_failed`).
+    Compile,
+    /// The launch configuration exceeds the kernel's or the device's limits: the variant is
+    /// not a valid point (`invalid`).
+    Invalid,
+    /// The launches failed, or the device failed while running them, and the context is
+    /// still usable (`launch_failed`).
+    Launch,
+    /// A sticky device error: the context is unusable and the bench process ends with exit
+    /// code 4 after reporting this state (`crashed`).
+    DeviceLost,
+    /// The outputs differ from the reference (`verify_failed`).
+    Verification,
+    /// Anything else: an error of the bench's own code, a variant that is not compiled in
+    /// (`launch_failed`).
+    Other,
+}
+
+impl ErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ErrorKind; 6] = [
+        ErrorKind::Compile,
+        ErrorKind::Invalid,
+        ErrorKind::Launch,
+        ErrorKind::DeviceLost,
+        ErrorKind::Verification,
+        ErrorKind::Other,
+    ];
+
+    /// The name on the wire: `compile`, `invalid`, `launch`, `device_lost`, `verification`
+    /// or `other`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Compile => "compile",
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::Launch => "launch",
+            ErrorKind::DeviceLost => "device_lost",
+            ErrorKind::Verification => "verification",
+            ErrorKind::Other => "other",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// How a state ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateStatus {
+    /// Measured.
+    Ok,
+    /// Skipped by the bench (`skip_reason` says why).
+    Skipped,
+    /// Failed (`error` and `error_kind` say why).
+    Failed,
+    /// The cold loop hit `--timeout`; its samples are kept.
+    Timeout,
+}
+
+impl StateStatus {
+    /// Every status, in declaration order.
+    pub const ALL: [StateStatus; 4] = [
+        StateStatus::Ok,
+        StateStatus::Skipped,
+        StateStatus::Failed,
+        StateStatus::Timeout,
+    ];
+}
+
+/// Why a state's cold loop stopped taking samples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Stop {
+    /// The stopping criterion was satisfied.
+    Criterion,
+    /// The wall-clock `--timeout` ended it.
+    Timeout,
+    /// It lost the race (`--race`): its first quartile was more than `margin` above `best`,
+    /// the best median (seconds) of an earlier variant on the same state.
+    Raced {
+        /// The median it lost against, in seconds.
+        best: f64,
+        /// The margin, a fraction (0.05 is 5 %).
+        margin: f64,
+    },
+}
+
+/// One axis value of a state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AxisValueRecord {
+    /// The axis's full name (`Elements{io}`).
+    pub name: String,
+    /// Its kind.
+    #[serde(rename = "type")]
+    pub kind: crate::AxisKind,
+    /// The value (a number for numeric axes).
+    pub value: Scalar,
+    /// The value as the state's name and `-a` write it (`2^20` on a power-of-two axis).
+    pub input_string: String,
+}
+
+/// The tolerances outputs were compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Tolerance {
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Relative tolerance.
+    pub rtol: f64,
+}
+
+/// What an element-wise comparison of outputs found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Elements compared.
+    pub checked: u64,
+    /// Elements outside the tolerance.
+    pub mismatches: u64,
+    /// Largest absolute error (`None` when infinite: one side NaN and the other not).
+    pub max_abs_error: Option<f64>,
+    /// Largest relative error over non-zero references (`None` when infinite).
+    pub max_rel_error: Option<f64>,
+    /// Index of the worst element, if any differed.
+    pub worst_index: Option<u64>,
+}
+
+/// What a state's outputs were verified against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifiedAgainst {
+    /// Base's outputs for the same workload.
+    Base,
+    /// An answer the bench gave.
+    Expected,
+    /// A user check function.
+    Check,
+}
+
+/// How a state's outputs were verified before timing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerificationRecord {
+    /// The reference.
+    pub against: VerifiedAgainst,
+    /// Whether the outputs passed.
+    pub passed: bool,
+    /// The tolerances (absent for a user check).
+    pub tolerance: Option<Tolerance>,
+    /// The comparison (absent for a user check, and for base against itself).
+    pub comparison: Option<Comparison>,
+    /// What a failed user check said.
+    pub message: Option<String>,
+}
+
+/// The stopping criterion a state was measured with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CriterionRecord {
+    /// Its name (`stdrel`, `entropy`, `sample-count`, or a custom one).
+    pub name: String,
+    /// Its parameters by name.
+    pub params: BTreeMap<String, f64>,
+}
+
+/// One value of a summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryDatum {
+    /// `value`, as nvbench names it.
+    pub name: String,
+    /// `int64`, `float64` or `string`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The value itself: a number stays a number.
+    pub value: Scalar,
+}
+
+/// A named statistic of a state, in nvbench's layout (`nv/cold/time/gpu/mean`, …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The tag that identifies it.
+    pub tag: String,
+    /// A short column name.
+    pub name: String,
+    /// How to show it: `duration`, `percentage`, `sample_size`, `byte_rate`, …
+    pub hint: String,
+    /// A sentence on what it is.
+    pub description: String,
+    /// Its value, as a one-element list as nvbench writes it.
+    pub data: Vec<SummaryDatum>,
+}
+
+impl Summary {
+    /// A summary of one value.
+    pub fn new(tag: &str, name: &str, hint: &str, description: &str, value: Scalar) -> Summary {
+        let kind = match value {
+            Scalar::Int(_) => "int64",
+            Scalar::Float(_) => "float64",
+            Scalar::Text(_) => "string",
+        };
+        Summary {
+            tag: tag.into(),
+            name: name.into(),
+            hint: hint.into(),
+            description: description.into(),
+            data: vec![SummaryDatum {
+                name: "value".into(),
+                kind: kind.into(),
+                value,
+            }],
+        }
+    }
+
+    /// Its value.
+    pub fn value(&self) -> Option<&Scalar> {
+        self.data.first().map(|d| &d.value)
+    }
+}
+
+/// Every kept cold sample, in order, in seconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Samples {
+    /// Device times (CUDA events; the monotonic clock on a CPU).
+    pub gpu: Vec<f64>,
+    /// Host wall times per sample, launch overhead included.
+    pub cpu: Vec<f64>,
+}
+
+/// The hot (batched) loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Batch {
+    /// Executions per batch.
+    pub batch_size: u64,
+    /// Mean time per execution of each batch, in seconds.
+    pub batch_means: Vec<f64>,
+}
+
+/// One state's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateRecord {
+    /// `Device=0 T{ct}=f32 Elements{io}=2^26 …`.
+    pub name: String,
+    /// The `id` of its device, if one was chosen.
+    pub device: Option<u32>,
+    /// Index of the type instance.
+    pub type_config_index: usize,
+    /// Its axis values, in the bench's axis order.
+    pub axis_values: Vec<AxisValueRecord>,
+    /// How it ended.
+    pub status: StateStatus,
+    /// nvbench's skip flag.
+    pub is_skipped: bool,
+    /// Why the bench skipped it.
+    pub skip_reason: Option<String>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// What kind of failure `error` is (absent when it did not fail).
+    pub error_kind: Option<ErrorKind>,
+    /// Why its cold loop stopped (absent when none ran).
+    pub stop: Option<Stop>,
+    /// How its outputs were verified, if the bench verified them.
+    pub verification: Option<VerificationRecord>,
+    /// The variant of the tuned function that ran (`base`, `ipt_8.tpb_128`), if any.
+    pub variant: Option<String>,
+    /// The stopping criterion.
+    pub criterion: Option<CriterionRecord>,
+    /// Elements per execution, as the bench declared.
+    pub element_count: u64,
+    /// Bytes read per execution.
+    pub global_memory_read_bytes: u64,
+    /// Bytes written per execution.
+    pub global_memory_write_bytes: u64,
+    /// Statistics by tag.
+    pub summaries: Vec<Summary>,
+    /// Every kept cold sample (absent when no cold loop ran).
+    pub samples: Option<Samples>,
+    /// The hot loop, if it ran.
+    pub batch: Option<Batch>,
+}
+
+impl StateRecord {
+    /// A record of state `name` with `status` and nothing measured: what a bench reports for
+    /// a state it skipped, and a starting point for tests and fakes.
+    pub fn unmeasured(name: &str, status: StateStatus) -> StateRecord {
+        StateRecord {
+            name: name.to_string(),
+            device: None,
+            type_config_index: 0,
+            axis_values: Vec::new(),
+            status,
+            is_skipped: status == StateStatus::Skipped,
+            skip_reason: None,
+            error: None,
+            error_kind: None,
+            stop: None,
+            verification: None,
+            variant: None,
+            criterion: None,
+            element_count: 0,
+            global_memory_read_bytes: 0,
+            global_memory_write_bytes: 0,
+            summaries: Vec::new(),
+            samples: None,
+            batch: None,
+        }
+    }
+
+    /// The numeric value of the summary tagged `tag`.
+    pub fn summary(&self, tag: &str) -> Option<f64> {
+        self.summaries
+            .iter()
+            .find(|s| s.tag == tag)?
+            .value()?
+            .as_f64()
+    }
+
+    /// The kind of its failure, `None` when it did not fail. A failed state without a kind
+    /// (a bench that reports none) counts as [`ErrorKind::Other`].
+    pub fn failure(&self) -> Option<ErrorKind> {
+        (self.status == StateStatus::Failed || self.error.is_some())
+            .then(|| self.error_kind.unwrap_or(ErrorKind::Other))
+    }
+}

@@ -1,0 +1,173 @@
+//! The human table: one markdown table per bench, in nvbench's columns.
+
+use crate::device::DeviceInfo;
+use crate::stats::Summary;
+
+use super::RunReport;
+
+/// `1.234 ms`-style durations (the protocol crate's, shared with `cargo gputune`).
+pub use gputune_protocol::units::format_duration;
+
+fn format_rate(v: f64, unit: &str) -> String {
+    let (scaled, prefix) = if v >= 1e12 {
+        (v / 1e12, "T")
+    } else if v >= 1e9 {
+        (v / 1e9, "G")
+    } else if v >= 1e6 {
+        (v / 1e6, "M")
+    } else if v >= 1e3 {
+        (v / 1e3, "K")
+    } else {
+        (v, "")
+    };
+    format!("{scaled:.3}{prefix}{unit}")
+}
+
+fn percent(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:.2}%", v * 100.0)
+    } else {
+        "inf".into()
+    }
+}
+
+/// The human table: one markdown table per bench, in nvbench's columns.
+pub fn to_table(report: &RunReport) -> String {
+    let mut out = String::new();
+    for b in &report.benchmarks {
+        out.push_str(&format!("## {}\n\n", b.name));
+        // A variant column only when the run asked for variants (or tuned ones ran).
+        let with_variant = b
+            .states
+            .iter()
+            .any(|s| s.outcome.variant.as_deref().is_some_and(|v| v != "base"));
+        let mut header: Vec<String> = Vec::new();
+        if with_variant {
+            header.push("Variant".into());
+        }
+        header.extend(b.axes.iter().map(|a| a.name.clone()));
+        header.extend(
+            [
+                "Samples",
+                "CPU Time",
+                "Noise",
+                "GPU Time",
+                "Noise",
+                "Elem/s",
+                "GlobalMem BW",
+                "BWUtil",
+                "Samples",
+                "Batch GPU",
+            ]
+            .map(String::from),
+        );
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for s in &b.states {
+            let mut row: Vec<String> = Vec::new();
+            if with_variant {
+                row.push(s.outcome.variant.clone().unwrap_or_default());
+            }
+            row.extend(b.axes.iter().map(|a| {
+                s.axis_values
+                    .iter()
+                    .find(|(n, _)| n == &a.name)
+                    .map(|(_, v)| v.display())
+                    .unwrap_or_default()
+            }));
+            let o = &s.outcome;
+            if let Some(reason) = &o.skipped {
+                row.push(format!("skipped: {reason}"));
+            } else if let (Some(e), None) = (&o.error, &o.cold) {
+                row.push(format!("FAILED: {e}"));
+            } else if let Some(cold) = &o.cold {
+                let device = s.device.and_then(|i| report.devices.get(i));
+                let gpu = Summary::of(&cold.gpu_times);
+                let cpu = Summary::of(&cold.cpu_times);
+                let timeout = if cold.timed_out {
+                    " (timeout)"
+                } else if cold.raced.is_some() {
+                    " (raced)"
+                } else {
+                    ""
+                };
+                row.push(format!("{}x{timeout}", cold.gpu_times.len()));
+                row.push(cpu.map_or("n/a".into(), |c| format_duration(c.mean)));
+                row.push(cpu.map_or("n/a".into(), |c| percent(c.stdev_relative)));
+                row.push(gpu.map_or("n/a".into(), |g| format_duration(g.mean)));
+                row.push(gpu.map_or("n/a".into(), |g| percent(g.stdev_relative)));
+                let mean = gpu.map_or(f64::NAN, |g| g.mean);
+                row.push(if o.element_count > 0 {
+                    format_rate(o.element_count as f64 / mean, "")
+                } else {
+                    String::new()
+                });
+                let bytes = (o.read_bytes + o.write_bytes) as f64;
+                row.push(if bytes > 0.0 {
+                    format_rate(bytes / mean, "B/s")
+                } else {
+                    String::new()
+                });
+                row.push(match device.and_then(DeviceInfo::peak_bandwidth) {
+                    Some(peak) if bytes > 0.0 => percent(bytes / mean / peak),
+                    _ => String::new(),
+                });
+                match &o.hot {
+                    Some(h) => {
+                        row.push(format!("{}x", h.executions));
+                        row.push(format_duration(h.mean()));
+                    }
+                    None => row.extend([String::new(), String::new()]),
+                }
+                if let Some(e) = &o.error {
+                    row.push(format!("FAILED: {e}"));
+                }
+            }
+            rows.push(row);
+        }
+        let cols = header.len();
+        let widths: Vec<usize> = (0..cols)
+            .map(|c| {
+                rows.iter()
+                    .filter_map(|r| r.get(c))
+                    .map(|s| s.chars().count())
+                    .chain([header[c].chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: &[String]| {
+            let mut l = String::from("|");
+            for (i, c) in cells.iter().enumerate() {
+                let w = widths.get(i).copied().unwrap_or(0);
+                l.push_str(&format!(" {c:>w$} |"));
+            }
+            l.push('\n');
+            l
+        };
+        out.push_str(&line(&header));
+        out.push('|');
+        for w in &widths {
+            out.push_str(&format!("{}|", "-".repeat(w + 2)));
+        }
+        out.push('\n');
+        for r in &rows {
+            out.push_str(&line(r));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_pick_a_readable_unit() {
+        assert_eq!(format_duration(1.5), "1.500 s");
+        assert_eq!(format_duration(0.0025), "2.500 ms");
+        assert_eq!(format_duration(12.5e-6), "12.500 us");
+        assert_eq!(format_duration(3e-9), "3.000 ns");
+        assert_eq!(format_rate(3.2e12, "B/s"), "3.200TB/s");
+    }
+}
