@@ -6,7 +6,6 @@
 //! under `bin/`, and the cargo-gputune binary that built it. Nothing in it refers to the
 //! workspace, so it can be copied anywhere.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -17,7 +16,8 @@ use crate::cargo::BenchTarget;
 use crate::cli::Usage;
 use crate::output::Output;
 use crate::protocol;
-use crate::runs::{ct_workloads, record_failure, Counters, Measured, Plan};
+use crate::runs::{ct_workloads, record_failure, Counters, Measured, Plan, RunContext};
+use crate::search::pipeline::{BuildFailure, BuiltUnit};
 use crate::store::Store;
 
 /// Version of `bundle.json`.
@@ -172,6 +172,11 @@ pub fn run_bundle(dir: &Path, store: &Store, out: &mut Output) -> Result<Counter
             work_dir: work_dir.clone(),
         };
         let cts = ct_workloads(&info.axes);
+        let ctx = RunContext {
+            plan: &plan,
+            cts: &cts,
+            store,
+        };
         let mut measured = Measured::load(&plan, store)?;
         out.status(&format!(
             "Running {}.{} from the bundle ({} binaries, {} variants)",
@@ -180,44 +185,27 @@ pub fn run_bundle(dir: &Path, store: &Store, out: &mut Output) -> Result<Counter
             b.units.len() + 1,
             b.units.iter().map(|u| u.labels.len()).sum::<usize>() + b.failures.len()
         ));
-        measured.measure_base(
-            &plan,
-            &cts,
-            &base_bin,
-            b.base_build_seconds,
-            store,
-            &mut counters,
-            out,
-        )?;
+        measured.measure_base(&ctx, (&base_bin, b.base_build_seconds), &mut counters, out)?;
         for f in &b.failures {
             if !measured.complete(&cts, &f.label) {
-                record_failure(
-                    &plan,
-                    store,
-                    &cts,
-                    &f.label,
-                    f.status,
-                    &f.message,
-                    f.seconds,
-                    &mut counters,
-                    out,
-                )?;
+                let failure = BuildFailure {
+                    label: f.label.clone(),
+                    status: f.status,
+                    message: f.message.clone(),
+                    seconds: f.seconds,
+                };
+                record_failure(&ctx, &failure, &mut counters, out)?;
             }
         }
         let to_go: usize = b.units.iter().map(|u| u.labels.len()).sum();
         out.start_progress((to_go * cts.len()) as u64, "Running");
-        let mut scored = BTreeMap::new();
         for u in &b.units {
-            measured.measure_unit(
-                &plan,
-                &cts,
-                (&dir.join(&u.bin), &u.labels, u.build_seconds),
-                b.run_limit,
-                store,
-                &mut counters,
-                &mut scored,
-                out,
-            )?;
+            let unit = BuiltUnit {
+                bin: dir.join(&u.bin),
+                labels: u.labels.clone(),
+                seconds: u.build_seconds,
+            };
+            measured.measure_unit(&ctx, &unit, b.run_limit, &mut counters, out)?;
         }
         out.finish_progress();
     }

@@ -20,6 +20,19 @@ pub struct Output {
 }
 
 impl Output {
+    /// Quiet and plain: nothing but result lines (for tests and callers of the library that
+    /// print their own way).
+    pub fn silent() -> Output {
+        Output {
+            quiet: true,
+            verbose: 0,
+            color: false,
+            terminal: false,
+            bar: None,
+            json: false,
+        }
+    }
+
     /// From `-q`, `-v` and `--color` (and `NO_COLOR`).
     pub fn new(args: &CargoArgs) -> Output {
         let terminal = std::io::stderr().is_terminal();

@@ -20,6 +20,7 @@ use crate::process::{self, Exit};
 use crate::protocol::{self, Axis, BenchInfo};
 use crate::results;
 use crate::score;
+use crate::search::pipeline::{BuildFailure, BuiltUnit};
 use crate::store::{Measurement, Store};
 
 /// Smallest base build time the build limit is computed from: a build that was already fresh
@@ -107,6 +108,25 @@ fn rt_workload(state: &StateRecord, declared: &[Axis]) -> (String, f64) {
         parts.join(" ")
     };
     (key, weight)
+}
+
+/// The stage's view of one bench: its plan, compile-time workloads and store.
+pub(crate) struct RunContext<'a> {
+    pub(crate) plan: &'a Plan<'a>,
+    pub(crate) cts: &'a [CtWorkload],
+    pub(crate) store: &'a Store,
+}
+
+/// One bench process's worth of work: which binary runs which variants on which
+/// compile-time workload, under what limit.
+pub(crate) struct RunRequest<'a> {
+    pub(crate) bin: &'a Path,
+    pub(crate) ct: &'a CtWorkload,
+    pub(crate) labels: &'a [String],
+    /// Counted from the last event, so it bounds each state, not the whole run.
+    pub(crate) limit: Option<Duration>,
+    /// The build time charged to each variant.
+    pub(crate) build_seconds: Option<f64>,
 }
 
 /// Everything about one bench that the runs need.
@@ -206,17 +226,19 @@ impl Plan<'_> {
     /// in a fresh process. `finished` gets each variant's rows as soon as its last state has
     /// been streamed, so that a kill of this process loses nothing finished. Returns the
     /// number of processes.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn run(
         &self,
-        bin: &Path,
-        ct: &CtWorkload,
-        labels: &[String],
-        limit: Option<Duration>,
-        build_seconds: Option<f64>,
+        req: &RunRequest<'_>,
         out: &mut Output,
         finished: &mut VariantSink<'_>,
     ) -> Result<usize> {
+        let RunRequest {
+            bin,
+            ct,
+            labels,
+            limit,
+            build_seconds,
+        } = *req;
         let f = &self.function.name;
         let mut remaining: Vec<String> = labels.to_vec();
         let mut processes = 0;
@@ -409,18 +431,16 @@ impl Measured {
     }
 
     /// Measures base on every compile-time workload that lacks it (from the production
-    /// binary, without a run limit: base defines the limits).
-    #[allow(clippy::too_many_arguments)]
+    /// binary `base_bin`, built in `base_build` seconds, without a run limit: base defines
+    /// the limits).
     pub(crate) fn measure_base(
         &mut self,
-        plan: &Plan<'_>,
-        cts: &[CtWorkload],
-        base_bin: &Path,
-        base_build: f64,
-        store: &Store,
+        ctx: &RunContext<'_>,
+        (base_bin, base_build): (&Path, f64),
         counters: &mut Counters,
         out: &mut Output,
     ) -> Result<()> {
+        let RunContext { plan, cts, store } = *ctx;
         let f = plan.function;
         for ct in cts {
             let key = (ct.key.clone(), "base".to_string());
@@ -435,19 +455,18 @@ impl Measured {
             }
             let t = Instant::now();
             let mut new = Vec::new();
-            counters.runs += plan.run(
-                base_bin,
+            let req = RunRequest {
+                bin: base_bin,
                 ct,
-                &["base".to_string()],
-                None,
-                Some(base_build),
-                out,
-                &mut |_, rows, _| {
-                    store.put(&rows)?;
-                    new = rows;
-                    Ok(())
-                },
-            )?;
+                labels: &["base".to_string()],
+                limit: None,
+                build_seconds: Some(base_build),
+            };
+            counters.runs += plan.run(&req, out, &mut |_, rows, _| {
+                store.put(&rows)?;
+                new = rows;
+                Ok(())
+            })?;
             counters.stored += new.len();
             if new.iter().all(|r| r.status != Status::Ok) {
                 out.line(&format!(
@@ -467,21 +486,20 @@ impl Measured {
         Ok(())
     }
 
-    /// Runs the variants `group` of the binary `bin` that are not stored yet, on every
-    /// compile-time workload; prints each one's score as it finishes and records it in
-    /// `scored` (the strategy's view).
-    #[allow(clippy::too_many_arguments)]
+    /// Runs the variants of `unit` that are not stored yet, on every compile-time workload;
+    /// prints each one's score as it finishes and returns them (the strategy's view; a
+    /// failure scores `None`). `run_limit` is in multiples of base's run time.
     pub(crate) fn measure_unit(
         &mut self,
-        plan: &Plan<'_>,
-        cts: &[CtWorkload],
-        (bin, group, build_seconds): (&Path, &[String], f64),
+        ctx: &RunContext<'_>,
+        unit: &BuiltUnit,
         run_limit: f64,
-        store: &Store,
         counters: &mut Counters,
-        scored: &mut BTreeMap<String, Option<f64>>,
         out: &mut Output,
-    ) -> Result<()> {
+    ) -> Result<Vec<(String, Option<f64>)>> {
+        let RunContext { plan, cts, store } = *ctx;
+        let (bin, group, build_seconds) = (unit.bin.as_path(), &unit.labels[..], unit.seconds);
+        let mut scored = Vec::new();
         let f = plan.function;
         for ct in cts {
             let labels: Vec<String> = group
@@ -504,62 +522,69 @@ impl Measured {
                 .cloned()
                 .unwrap_or_default();
             let done = &mut self.done;
-            counters.runs += plan.run(
+            let req = RunRequest {
                 bin,
                 ct,
-                &labels,
-                Some(limit),
-                Some(build_seconds / group.len() as f64),
-                out,
-                &mut |label, new, out| {
-                    store.put(&new)?;
-                    counters.stored += new.len();
-                    done.insert((ct.key.clone(), label.to_string()));
-                    let line = match new.iter().find(|r| r.status != Status::Ok) {
-                        Some(bad) => format!(
+                labels: &labels,
+                limit: Some(limit),
+                build_seconds: Some(build_seconds / group.len() as f64),
+            };
+            counters.runs += plan.run(&req, out, &mut |label, new, out| {
+                store.put(&new)?;
+                counters.stored += new.len();
+                done.insert((ct.key.clone(), label.to_string()));
+                let line = match new.iter().find(|r| r.status != Status::Ok) {
+                    Some(bad) => {
+                        scored.push((label.to_string(), None));
+                        format!(
                             "{:<8} {}",
                             bad.status,
                             bad.message.clone().unwrap_or_default()
-                        ),
-                        None => match results::score_of(&base, &new) {
-                            Some(sc) => {
-                                scored.insert(label.to_string(), Some(sc.score));
-                                format!(
-                                    "{:.4}{}",
-                                    sc.score,
-                                    if sc.significant {
-                                        ""
-                                    } else {
-                                        "  (within noise)"
-                                    }
-                                )
-                            }
-                            None => "unscored (base has no measurement)".into(),
-                        },
-                    };
-                    out.line(&format!("  {}.{label} [{}]  {line}", f.name, ct.key));
-                    out.advance();
-                    Ok(())
-                },
-            )?;
+                        )
+                    }
+                    None => match results::score_of(&base, &new) {
+                        Some(sc) => {
+                            scored.push((label.to_string(), Some(sc.score)));
+                            format!(
+                                "{:.4}{}",
+                                sc.score,
+                                if sc.significant {
+                                    ""
+                                } else {
+                                    "  (within noise)"
+                                }
+                            )
+                        }
+                        None => {
+                            scored.push((label.to_string(), None));
+                            "unscored (base has no measurement)".into()
+                        }
+                    },
+                };
+                out.line(&format!("  {}.{label} [{}]  {line}", f.name, ct.key));
+                out.advance();
+                Ok(())
+            })?;
         }
-        Ok(())
+        Ok(scored)
     }
 }
 
 /// Records a variant that never ran, for every compile-time workload.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn record_failure(
-    plan: &Plan<'_>,
-    store: &Store,
-    cts: &[CtWorkload],
-    label: &str,
-    status: Status,
-    message: &str,
-    seconds: f64,
+    ctx: &RunContext<'_>,
+    failure: &BuildFailure,
     counters: &mut Counters,
     out: &mut Output,
 ) -> Result<()> {
+    let RunContext { plan, cts, store } = *ctx;
+    let BuildFailure {
+        label,
+        status,
+        message,
+        seconds,
+    } = failure;
+    let (status, seconds) = (*status, *seconds);
     for ct in cts {
         let mut row = plan.row(&ct.key, label, "*", 0.0, status);
         row.message = Some(message.to_string());

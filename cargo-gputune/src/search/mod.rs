@@ -8,23 +8,28 @@
 //! variants run in one bench process per compile-time workload (`crate::runs`). Keys already
 //! in the store are not built or run again.
 
-use std::collections::BTreeMap;
+mod cargo_build;
+pub mod pipeline;
+
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use gputune_protocol::manifest::Function;
-use gputune_protocol::{BenchArgs, Status};
+use gputune_protocol::BenchArgs;
 use regex::Regex;
 use serde_json::{json, Value};
 
+use self::cargo_build::{Announce, CargoBuilder};
+use self::pipeline::{drive, Bounds, BuildFailure, BuiltUnit, Proposer, RunStage};
 use crate::bundle::{Bundle, BundledBench, BundledFailure, BundledUnit};
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
 use crate::cli::{CargoArgs, Pipeline, SearchArgs, StrategyKind, Usage};
 use crate::output::Output;
 use crate::protocol::{self, BenchInfo};
-use crate::runs::{ct_workloads, record_failure, Counters, Measured, Plan, MIN_BASE_BUILD};
+use crate::runs::{
+    ct_workloads, record_failure, Counters, Measured, Plan, RunContext, MIN_BASE_BUILD,
+};
 use crate::store::Store;
 use crate::strategy::{Exhaustive, Random, Strategy};
 
@@ -206,18 +211,20 @@ pub fn search(
             };
             searched_any = true;
             touched.push((target.package.clone(), info.name.clone()));
+            let base = BaseBuild {
+                bin: &base_bin,
+                seconds: base_build,
+                started,
+            };
             let store = match &mut sink {
                 Sink::Store(store) => *store,
                 Sink::Bundle(dir, bundle) => {
                     let built = build_bench(
-                        ws,
-                        args,
-                        s,
+                        (ws, args, s),
                         (&target, info, function),
-                        (&revision, &base_bin, base_build),
-                        (&user_axes, &bench_args),
+                        (&revision, &user_axes, &bench_args),
+                        &base,
                         dir,
-                        started,
                         &mut counters,
                         out,
                     )?;
@@ -246,18 +253,7 @@ pub fn search(
                 bench_args: bench_args.clone(),
                 work_dir,
             };
-            search_bench(
-                ws,
-                args,
-                &plan,
-                s,
-                store,
-                out,
-                &base_bin,
-                base_build,
-                started,
-                &mut counters,
-            )?;
+            search_bench((ws, args, s), &plan, store, &base, &mut counters, out)?;
         }
     }
     if !searched_any {
@@ -272,268 +268,114 @@ pub fn search(
     Ok((counters, touched))
 }
 
-/// What the build stage hands the run stage for one batch.
-#[derive(Debug, Default)]
-struct BuiltBatch {
-    /// Binaries, each holding some of the batch's variants, with their build times.
-    units: Vec<(PathBuf, Vec<String>, f64)>,
-    /// Variants that would not build: label, status, message, seconds.
-    failures: Vec<(String, Status, String, f64)>,
-    /// Cargo invocations it took.
-    builds: usize,
-}
-
-/// The build stage's inputs: everything a batch build needs, shareable with its thread.
-struct BuildStage<'a> {
-    ws: &'a Workspace,
-    args: &'a CargoArgs,
-    target: &'a BenchTarget,
-    function: &'a str,
-    bench: &'a str,
-    work_dir: &'a Path,
-    /// Seconds a build of up to eight variants may take before it is killed.
-    limit: f64,
-}
-
-impl BuildStage<'_> {
-    /// Builds `batch`; a failing batch is split until the variants that break it are found,
-    /// and the rest build.
-    fn build(&self, batch: Vec<String>, index: &mut usize) -> Result<BuiltBatch> {
-        let mut built = BuiltBatch::default();
-        let mut pending = vec![batch];
-        while let Some(group) = pending.pop() {
-            *index += 1;
-            let selection: Vec<String> = group
-                .iter()
-                .map(|l| format!("{}::{}.{l}", self.target.package, self.function))
-                .collect();
-            let bin = self.work_dir.join(format!("{}-batch-{index}", self.bench));
-            let limit = self.limit * (group.len() as f64 / 8.0).max(1.0);
-            let outcome = cargo::build(
-                self.ws,
-                self.args,
-                self.target,
-                &selection.join(","),
-                &bin,
-                Some(Duration::from_secs_f64(limit)),
-            )?;
-            built.builds += 1;
-            match outcome {
-                BuildOutcome::Built {
-                    executable,
-                    seconds,
-                    ..
-                } => built.units.push((executable, group, seconds)),
-                BuildOutcome::Failed { .. } | BuildOutcome::TimedOut { .. } if group.len() > 1 => {
-                    let (a, b) = group.split_at(group.len() / 2);
-                    pending.push(b.to_vec());
-                    pending.push(a.to_vec());
-                }
-                BuildOutcome::Failed { message, seconds } => {
-                    built
-                        .failures
-                        .push((group[0].clone(), Status::BuildFailed, message, seconds));
-                }
-                BuildOutcome::TimedOut { seconds } => {
-                    let message = format!("build killed after {seconds:.1} s (the build limit)");
-                    built
-                        .failures
-                        .push((group[0].clone(), Status::BuildTimeout, message, seconds));
-                }
-            }
-        }
-        Ok(built)
-    }
-}
-
-/// Asks the strategy for the next batch, honouring `--max-evals` and `--time-limit`.
-struct Proposer<'a> {
-    s: &'a SearchArgs,
+/// The per-bench inputs of a search that are not the plan: where base is and how long it took
+/// to build, and when the search started (for `--time-limit`).
+struct BaseBuild<'a> {
+    bin: &'a Path,
+    seconds: f64,
     started: Instant,
-    strategy: Box<dyn Strategy>,
-    space: Vec<String>,
-    scored: BTreeMap<String, Option<f64>>,
-    evaluated: usize,
-    stopped: bool,
 }
 
-impl Proposer<'_> {
-    fn next(&mut self, out: &mut Output) -> Option<Vec<String>> {
-        if self.stopped {
-            return None;
-        }
-        if self
-            .s
-            .time_limit
-            .is_some_and(|t| self.started.elapsed().as_secs_f64() > t)
-        {
-            out.status("Time limit reached; stopping");
-            self.stopped = true;
-            return None;
-        }
-        let mut want = self.s.batch_size;
-        if let Some(m) = self.s.max_evals {
-            want = want.min(m.saturating_sub(self.evaluated));
-        }
-        if want == 0 {
-            return None;
-        }
-        let batch = self.strategy.next(&self.space, &self.scored, want);
-        if batch.is_empty() {
-            return None;
-        }
-        self.evaluated += batch.len();
-        for l in &batch {
-            self.scored.insert(l.clone(), None);
-        }
-        Some(batch)
+/// Records what the run stage of a search measures into the store.
+struct Recording<'a> {
+    ctx: RunContext<'a>,
+    measured: Measured,
+    counters: &'a mut Counters,
+    run_limit: f64,
+}
+
+impl RunStage for Recording<'_> {
+    fn run(&mut self, unit: &BuiltUnit, out: &mut Output) -> Result<Vec<(String, Option<f64>)>> {
+        let scores =
+            self.measured
+                .measure_unit(&self.ctx, unit, self.run_limit, self.counters, out)?;
+        // Measured is stored; a batch binary is not needed again.
+        let _ = std::fs::remove_file(&unit.bin);
+        Ok(scores)
+    }
+
+    fn record(&mut self, failure: &BuildFailure, out: &mut Output) -> Result<()> {
+        record_failure(&self.ctx, failure, self.counters, out)
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn search_bench(
-    ws: &Workspace,
-    args: &CargoArgs,
+    (ws, args, s): (&Workspace, &CargoArgs, &SearchArgs),
     plan: &Plan<'_>,
-    s: &SearchArgs,
     store: &Store,
-    out: &mut Output,
-    base_bin: &Path,
-    base_build: f64,
-    started: Instant,
+    base: &BaseBuild<'_>,
     counters: &mut Counters,
+    out: &mut Output,
 ) -> Result<()> {
     let cts = ct_workloads(&plan.info.axes);
     let f = plan.function;
+    let ctx = RunContext {
+        plan,
+        cts: &cts,
+        store,
+    };
     let mut measured = Measured::load(plan, store)?;
-    measured.measure_base(plan, &cts, base_bin, base_build, store, counters, out)?;
+    measured.measure_base(&ctx, (base.bin, base.seconds), counters, out)?;
 
-    let strategy = strategy(s, f);
     let pipelined = match s.pipeline {
         Pipeline::Always => true,
         Pipeline::Never => false,
         Pipeline::Auto => plan.arch != "cpu",
     };
+    let done: Vec<String> = f
+        .labels
+        .iter()
+        .filter(|l| measured.complete(&cts, l))
+        .cloned()
+        .collect();
+    let mut proposer = Proposer::new(
+        bounds(s, base.started),
+        strategy(s, f),
+        f.labels.clone(),
+        done,
+    );
     out.status(&format!(
         "Searching {}.{} ({} variants, {} compile-time workload(s), {} strategy{})",
         plan.info.name,
         f.name,
         f.space_size,
         cts.len(),
-        strategy.name(),
+        proposer.strategy_name(),
         if pipelined {
             ", builds pipelined with runs"
         } else {
             ""
         }
     ));
-    let mut proposer = Proposer {
-        s,
-        started,
-        strategy,
-        space: f.labels.clone(),
-        scored: BTreeMap::new(),
-        evaluated: 0,
-        stopped: false,
+    out.start_progress((proposer.to_go() * cts.len()) as u64, "Searching");
+    let builder = CargoBuilder::new(
+        (ws, args),
+        plan.target,
+        (&f.name, &plan.info.name),
+        &plan.work_dir,
+        s.build_limit * base.seconds.max(MIN_BASE_BUILD),
+        Announce::Search,
+    );
+    let mut recording = Recording {
+        ctx,
+        measured,
+        counters: &mut *counters,
+        run_limit: s.run_limit,
     };
-    for label in &f.labels {
-        if measured.complete(&cts, label) {
-            proposer.scored.insert(label.clone(), None);
-        }
-    }
-    proposer.evaluated = proposer.scored.len();
-    let to_go = s
-        .max_evals
-        .unwrap_or(f.labels.len())
-        .min(f.labels.len())
-        .saturating_sub(proposer.evaluated);
-    out.start_progress((to_go * cts.len()) as u64, "Searching");
-
-    let stage = BuildStage {
-        ws,
-        args,
-        target: plan.target,
-        function: &f.name,
-        bench: &plan.info.name,
-        work_dir: &plan.work_dir,
-        limit: s.build_limit * base_build.max(MIN_BASE_BUILD),
-    };
-    let result = std::thread::scope(|scope| -> Result<()> {
-        // The build stage runs in its own thread and the runs in this one; with the pipeline
-        // off, at most one batch is in flight, so building and running alternate.
-        let (jobs, job_rx) = mpsc::channel::<Vec<String>>();
-        let (built_tx, built_rx) = mpsc::channel::<Result<BuiltBatch>>();
-        let stage = &stage;
-        let builder = scope.spawn(move || {
-            let mut index = 0usize;
-            for batch in job_rx {
-                let r = stage.build(batch, &mut index);
-                let failed = r.is_err();
-                if built_tx.send(r).is_err() || failed {
-                    break;
-                }
-            }
-        });
-        let mut in_flight = 0usize;
-        let send = |out: &mut Output, proposer: &mut Proposer<'_>, in_flight: &mut usize| {
-            if let Some(batch) = proposer.next(out) {
-                out.progress_message(&format!("building {} variant(s)", batch.len()));
-                out.verbose(&format!(
-                    "cargo build -p {} --bench {} --profile {} with GPUTUNE_VARIANTS={} \
-                     variant(s) of {}",
-                    plan.target.package,
-                    plan.target.bench,
-                    args.profile(),
-                    batch.len(),
-                    f.name
-                ));
-                // The builder only stops receiving after an error, which recv reports.
-                if jobs.send(batch).is_ok() {
-                    *in_flight += 1;
-                }
-            }
-        };
-        send(out, &mut proposer, &mut in_flight);
-        while in_flight > 0 {
-            let built = built_rx
-                .recv()
-                .context("the build stage ended unexpectedly")??;
-            in_flight -= 1;
-            counters.builds += built.builds;
-            if pipelined {
-                send(out, &mut proposer, &mut in_flight);
-            }
-            for (label, status, message, seconds) in &built.failures {
-                record_failure(
-                    plan, store, &cts, label, *status, message, *seconds, counters, out,
-                )?;
-                proposer.scored.insert(label.clone(), None);
-            }
-            for (bin, group, build_seconds) in &built.units {
-                measured.measure_unit(
-                    plan,
-                    &cts,
-                    (bin, group, *build_seconds),
-                    s.run_limit,
-                    store,
-                    counters,
-                    &mut proposer.scored,
-                    out,
-                )?;
-                let _ = std::fs::remove_file(bin);
-            }
-            if !pipelined {
-                send(out, &mut proposer, &mut in_flight);
-            }
-        }
-        drop(jobs);
-        builder
-            .join()
-            .map_err(|_| anyhow::anyhow!("the build stage panicked"))?;
-        Ok(())
-    });
+    let result = drive(&mut proposer, &builder, &mut recording, pipelined, out);
     out.finish_progress();
-    result
+    counters.builds += result?;
+    Ok(())
+}
+
+/// The bounds `s` sets.
+fn bounds(s: &SearchArgs, started: Instant) -> Bounds {
+    Bounds {
+        batch_size: s.batch_size,
+        max_evals: s.max_evals,
+        time_limit: s.time_limit,
+        started,
+    }
 }
 
 /// The strategy `s` asks for, over `f`'s space.
@@ -544,50 +386,76 @@ fn strategy(s: &SearchArgs, f: &Function) -> Box<dyn Strategy> {
     }
 }
 
+/// The run stage of `--build-only`: what was built goes into the bundle, unmeasured.
+struct Bundling<'a> {
+    bench: &'a mut BundledBench,
+    function: &'a str,
+}
+
+impl RunStage for Bundling<'_> {
+    fn run(&mut self, unit: &BuiltUnit, _: &mut Output) -> Result<Vec<(String, Option<f64>)>> {
+        let name = unit
+            .bin
+            .file_name()
+            .context("a binary without a file name")?;
+        self.bench.units.push(BundledUnit {
+            bin: format!("bin/{}", name.to_string_lossy()),
+            labels: unit.labels.clone(),
+            build_seconds: unit.seconds,
+        });
+        Ok(unit.labels.iter().map(|l| (l.clone(), None)).collect())
+    }
+
+    fn record(&mut self, failure: &BuildFailure, out: &mut Output) -> Result<()> {
+        out.line(&format!(
+            "  {}.{}  {:<8} {}",
+            self.function,
+            failure.label,
+            failure.status,
+            failure.message.lines().last().unwrap_or_default()
+        ));
+        self.bench.failures.push(BundledFailure {
+            label: failure.label.clone(),
+            status: failure.status,
+            message: failure.message.clone(),
+            seconds: failure.seconds,
+        });
+        Ok(())
+    }
+}
+
 /// `--build-only`: builds the variants the strategy proposes (without scores, so all of
 /// them for exhaustive, `--max-evals` for random) into `dir/bin`, with the production binary,
 /// and returns the bundle's entry for the bench.
-#[allow(clippy::too_many_arguments)]
 fn build_bench(
-    ws: &Workspace,
-    args: &CargoArgs,
-    s: &SearchArgs,
+    (ws, args, s): (&Workspace, &CargoArgs, &SearchArgs),
     (target, info, function): (&BenchTarget, &BenchInfo, &Function),
-    (revision, base_bin, base_build): (&str, &Path, f64),
-    (user_axes, bench_args): (&[String], &BenchArgs),
+    (revision, user_axes, bench_args): (&str, &[String], &BenchArgs),
+    base: &BaseBuild<'_>,
     dir: &Path,
-    started: Instant,
     counters: &mut Counters,
     out: &mut Output,
 ) -> Result<BundledBench> {
     let bin_dir = dir.join("bin");
     std::fs::create_dir_all(&bin_dir)
         .with_context(|| format!("cannot create {}", bin_dir.display()))?;
-    let base = format!("bin/{}-base", target.bench);
-    std::fs::copy(base_bin, dir.join(&base))
-        .with_context(|| format!("cannot copy {} into the bundle", base_bin.display()))?;
-    let stage = BuildStage {
-        ws,
-        args,
+    let base_rel = format!("bin/{}-base", target.bench);
+    std::fs::copy(base.bin, dir.join(&base_rel))
+        .with_context(|| format!("cannot copy {} into the bundle", base.bin.display()))?;
+    let builder = CargoBuilder::new(
+        (ws, args),
         target,
-        function: &function.name,
-        bench: &info.name,
-        work_dir: &bin_dir,
-        limit: s.build_limit * base_build.max(MIN_BASE_BUILD),
-    };
-    let mut proposer = Proposer {
-        s,
-        started,
-        strategy: strategy(s, function),
-        space: function.labels.clone(),
-        scored: BTreeMap::new(),
-        evaluated: 0,
-        stopped: false,
-    };
-    let relative = |p: &Path| -> Result<String> {
-        let name = p.file_name().context("a binary without a file name")?;
-        Ok(format!("bin/{}", name.to_string_lossy()))
-    };
+        (&function.name, &info.name),
+        &bin_dir,
+        s.build_limit * base.seconds.max(MIN_BASE_BUILD),
+        Announce::Bundle,
+    );
+    let mut proposer = Proposer::new(
+        bounds(s, base.started),
+        strategy(s, function),
+        function.labels.clone(),
+        Vec::new(),
+    );
     let mut bench = BundledBench {
         package: target.package.clone(),
         target: target.bench.clone(),
@@ -596,42 +464,17 @@ fn build_bench(
         revision: revision.to_string(),
         user_axes: user_axes.to_vec(),
         bench_args: bench_args.to_args(),
-        base,
-        base_build_seconds: base_build,
+        base: base_rel,
+        base_build_seconds: base.seconds,
         units: Vec::new(),
         failures: Vec::new(),
         run_limit: s.run_limit,
     };
-    let mut index = 0;
-    while let Some(batch) = proposer.next(out) {
-        out.status(&format!(
-            "Building {} variant(s) of {} into the bundle",
-            batch.len(),
-            function.name
-        ));
-        let built = stage.build(batch, &mut index)?;
-        counters.builds += built.builds;
-        for (bin, labels, build_seconds) in built.units {
-            bench.units.push(BundledUnit {
-                bin: relative(&bin)?,
-                labels,
-                build_seconds,
-            });
-        }
-        for (label, status, message, seconds) in built.failures {
-            out.line(&format!(
-                "  {}.{label}  {status:<8} {}",
-                function.name,
-                message.lines().last().unwrap_or_default()
-            ));
-            bench.failures.push(BundledFailure {
-                label,
-                status,
-                message,
-                seconds,
-            });
-        }
-    }
+    let mut bundling = Bundling {
+        bench: &mut bench,
+        function: &function.name,
+    };
+    counters.builds += drive(&mut proposer, &builder, &mut bundling, false, out)?;
     Ok(bench)
 }
 
