@@ -1,5 +1,6 @@
-//! Talking to bench binaries through protocol 3 (`docs/bench-json.md`): `--list`,
-//! `--devices`, and runs whose results come back as JSON. Nothing here links user code.
+//! Talking to bench binaries through the typed protocol (`gputune-protocol`,
+//! `docs/bench-json.md`): `--list`, `--devices`, and runs whose results come back as
+//! events. Nothing here links user code.
 
 use std::path::Path;
 use std::process::{Command, Stdio};

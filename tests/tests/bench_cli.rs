@@ -149,6 +149,75 @@ fn a_run_writes_nvbench_layout_json_with_raw_samples() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// What a real bench writes is what `cargo gputune` reads: the documents and the event stream
+/// of a run parse into the protocol's types, and say the same as the JSON does.
+#[test]
+fn a_real_run_reads_back_through_the_protocol_types() {
+    use gputune_protocol::{Event, ListDoc, ResultsDoc, StateStatus, Stop, PROTOCOL_VERSION};
+    let dir = std::env::temp_dir().join(format!("gputune-typed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (json, jsonl) = (dir.join("out.json"), dir.join("run.jsonl"));
+    let out = run(reduce(), &["--list"]);
+    let list: ListDoc = serde_json::from_slice(&out.stdout).expect("--list is a ListDoc");
+    assert_eq!(list.protocol, PROTOCOL_VERSION);
+    let out = run(
+        reduce(),
+        &[
+            "-a",
+            "Elements{io}[pow2]=12",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "15",
+            "--no-batch",
+            "--json",
+            json.to_str().expect("utf-8 path"),
+            "--jsonl",
+            jsonl.to_str().expect("utf-8 path"),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&json).expect("JSON written");
+    let doc: ResultsDoc = serde_json::from_str(&text).expect("--json is a ResultsDoc");
+    assert_eq!(doc.meta.protocol, PROTOCOL_VERSION);
+    let states = &doc.benchmarks[0].states;
+    assert_eq!(states.len(), 2);
+    for st in states {
+        assert_eq!(st.status, StateStatus::Ok);
+        assert_eq!(st.stop, Some(Stop::Criterion));
+        assert_eq!(st.samples.as_ref().map(|s| s.gpu.len()), Some(15));
+        assert_eq!(st.summary("nv/cold/sample_size"), Some(15.0));
+        assert!(st
+            .summary("nv/cold/time/gpu/median")
+            .is_some_and(|m| m > 0.0));
+    }
+    // Typed and untyped readings agree, and the typed one writes back the same document.
+    let raw: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(serde_json::to_value(&doc).expect("serialises"), raw);
+    let events: Vec<Event> = std::fs::read_to_string(&jsonl)
+        .expect("stream written")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is an Event"))
+        .collect();
+    assert!(matches!(events[0], Event::Variant { .. }));
+    let streamed: Vec<_> = events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::State { state, .. } => Some(*state),
+            Event::Variant { .. } => None,
+        })
+        .collect();
+    assert_eq!(
+        &streamed, states,
+        "the stream carries the document's states"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn the_wall_clock_timeout_marks_the_state() {
     let out = run(
