@@ -13,95 +13,17 @@ impl From<gputune_protocol::flags::FlagError> for Error {
     }
 }
 
-/// The values part of an `-a` override, not yet typed.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RawValues {
-    /// `v` or `[a,b,c]`.
-    List(Vec<String>),
-    /// `[start:stop:step]`, inclusive of `stop`; step defaults to 1.
-    Range {
-        /// First value.
-        start: String,
-        /// Last value (inclusive).
-        stop: String,
-        /// Step.
-        step: String,
-    },
-}
+/// One `-a` override, parsed by the protocol's grammar.
+pub use gputune_protocol::axis_spec::{AxisOverride, RawValues};
 
-/// One `-a` override.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AxisOverride {
-    /// The axis name as written (marks allowed or omitted).
-    pub name: String,
-    /// Whether `[pow2]` was written: the values are exponents.
-    pub pow2: bool,
-    /// The values.
-    pub values: RawValues,
-}
-
-impl AxisOverride {
-    /// Parses `Name=v`, `Name=[a,b]`, `Name=[start:stop:step]`, `Name[pow2]=…`.
-    pub fn parse(spec: &str) -> Result<AxisOverride> {
-        let usage = |why: &str| {
-            Error::Usage(format!(
-                "bad axis override `{spec}`: {why}; write Name=v, Name=[a,b,c], Name=[start:stop:step] or Name[pow2]=…"
-            ))
-        };
-        let (lhs, rhs) = spec.split_once('=').ok_or_else(|| usage("no `=`"))?;
-        let lhs = lhs.trim();
-        let (name, pow2) = match lhs.strip_suffix("[pow2]") {
-            Some(n) => (n.trim(), true),
-            None => (lhs, false),
-        };
-        if name.is_empty() {
-            return Err(usage("no axis name"));
-        }
-        if name.contains('[') {
-            return Err(usage("the only flag is [pow2]"));
-        }
-        let rhs = rhs.trim();
-        let values = if let Some(inner) = rhs.strip_prefix('[') {
-            let inner = inner
-                .strip_suffix(']')
-                .ok_or_else(|| usage("`[` without `]`"))?;
-            if inner.contains(':') {
-                let parts: Vec<&str> = inner.split(':').map(str::trim).collect();
-                match parts.as_slice() {
-                    [start, stop] => RawValues::Range {
-                        start: start.to_string(),
-                        stop: stop.to_string(),
-                        step: "1".into(),
-                    },
-                    [start, stop, step] => RawValues::Range {
-                        start: start.to_string(),
-                        stop: stop.to_string(),
-                        step: step.to_string(),
-                    },
-                    _ => return Err(usage("a range is [start:stop] or [start:stop:step]")),
-                }
-            } else {
-                let items: Vec<String> = inner.split(',').map(|s| s.trim().to_string()).collect();
-                if items.iter().any(String::is_empty) {
-                    return Err(usage("empty value in list"));
-                }
-                RawValues::List(items)
-            }
-        } else {
-            if rhs.is_empty() {
-                return Err(usage("no value"));
-            }
-            RawValues::List(vec![rhs.to_string()])
-        };
-        Ok(AxisOverride {
-            name: name.to_string(),
-            pow2,
-            values,
-        })
-    }
-
+/// Applies an `-a` override to a bench's axis.
+pub trait ApplyOverride {
     /// The new values of `axis` under this override.
-    pub fn apply(&self, axis: &Axis) -> Result<AxisValues> {
+    fn apply(&self, axis: &Axis) -> Result<AxisValues>;
+}
+
+impl ApplyOverride for AxisOverride {
+    fn apply(&self, axis: &Axis) -> Result<AxisValues> {
         let bad = |why: String| Error::Usage(format!("axis `{}`: {why}", axis.name));
         let ints = |what: &str| -> Result<Vec<i64>> {
             match &self.values {
@@ -259,21 +181,29 @@ mod tests {
             assert!(err.contains("write Name=v"), "{spec}: {err}");
         }
         let pow2 = axis("Elements{io}", AxisValues::Int64Pow2(vec![10]));
-        let err = AxisOverride::parse("Elements{io}=1024").and_then(|o| o.apply(&pow2));
+        let err = AxisOverride::parse("Elements{io}=1024")
+            .map_err(Error::from)
+            .and_then(|o| o.apply(&pow2));
         assert!(err
             .expect_err("needs [pow2]")
             .to_string()
             .contains("[pow2]"));
         let ints = axis("N", AxisValues::Int64(vec![0]));
-        let err = AxisOverride::parse("N=abc").and_then(|o| o.apply(&ints));
+        let err = AxisOverride::parse("N=abc")
+            .map_err(Error::from)
+            .and_then(|o| o.apply(&ints));
         assert!(err
             .expect_err("not an int")
             .to_string()
             .contains("`abc` is not an integer"));
-        let err = AxisOverride::parse("N=[5:1]").and_then(|o| o.apply(&ints));
+        let err = AxisOverride::parse("N=[5:1]")
+            .map_err(Error::from)
+            .and_then(|o| o.apply(&ints));
         assert!(err.expect_err("empty").to_string().contains("empty"));
         let types = axis("T{ct}", AxisValues::Type(vec!["f32".into(), "f64".into()]));
-        let err = AxisOverride::parse("T{ct}=i8").and_then(|o| o.apply(&types));
+        let err = AxisOverride::parse("T{ct}=i8")
+            .map_err(Error::from)
+            .and_then(|o| o.apply(&types));
         assert!(err
             .expect_err("undeclared")
             .to_string()

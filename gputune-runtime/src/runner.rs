@@ -16,7 +16,7 @@ use crate::axis::{AxisValue, AxisValues};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::Backend;
 use crate::bench::Bench;
-use crate::cli::{AxisOverride, Cli};
+use crate::cli::{ApplyOverride, AxisOverride, Cli};
 use crate::criterion::{Criteria, CriterionParams};
 use crate::device::BackendKind;
 use crate::error::{Error, ErrorKind, Result};

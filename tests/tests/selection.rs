@@ -193,6 +193,28 @@ fn packages_are_selected_as_cargo_selects_them_and_empty_gates_fail() {
         assert!(stderr(&out).contains(needle), "{bad:?}: {}", text(&out));
     }
 
+    // A malformed -a is refused before anything is built: the fresh target directory stays
+    // empty.
+    let fresh = dir.join("fresh-target");
+    let out = gputune(
+        &bin,
+        "gputune-fixture-spin",
+        &db,
+        &[
+            "search",
+            "--target-dir",
+            fresh.to_str().expect("utf-8"),
+            "-a",
+            "Steps{io}=[1,2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(stderr(&out).contains("bad axis override"), "{}", text(&out));
+    assert!(
+        !fresh.join("debug").exists() && !fresh.join("release").exists(),
+        "nothing was built"
+    );
+
     // A directory is not a store, and the message says so.
     let out = run(
         &bin,

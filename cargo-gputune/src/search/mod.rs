@@ -170,7 +170,15 @@ pub fn search(
         .transpose()
         .context("-R is not a valid regular expression")?;
     if s.batch_size == 0 {
-        bail!("--batch-size must be at least 1");
+        return Err(anyhow::Error::new(Usage(
+            "--batch-size must be at least 1".into(),
+        )));
+    }
+    // What can be checked without the benches is checked before anything is built: a typo
+    // should not cost a release build of base first.
+    for spec in &s.axes {
+        gputune_protocol::axis_spec::AxisOverride::parse(spec)
+            .map_err(|e| anyhow::Error::new(Usage(format!("-a: {e}"))))?;
     }
     let started = Instant::now();
     let mut counters = Counters::default();

@@ -8,6 +8,7 @@
 //! types by a test. Kinds and statuses are enums in Rust and stable snake-case strings on the
 //! wire and in the store.
 
+pub mod axis_spec;
 pub mod documents;
 pub mod exit;
 pub mod flags;
