@@ -24,6 +24,9 @@ pub struct ColdSettings {
     pub throttle_threshold: f64,
     /// Stop early once the state is clearly slower than a known best (`--race`). Default off.
     pub race: Option<Race>,
+    /// Run one unrecorded execution first. Default on; off under `--profile`, so that a
+    /// profiler sees each kernel of a state exactly once per sample.
+    pub warm_up: bool,
 }
 
 impl Default for ColdSettings {
@@ -33,6 +36,7 @@ impl Default for ColdSettings {
             timeout: 15.0,
             throttle_threshold: 0.75,
             race: None,
+            warm_up: true,
         }
     }
 }
@@ -120,7 +124,9 @@ pub fn measure_cold_with_clock(
         .device()
         .sm_default_clock_rate
         .map(|hz| hz * settings.throttle_threshold);
-    backend.cold_sample(launches)?;
+    if settings.warm_up {
+        backend.cold_sample(launches)?;
+    }
 
     criterion.initialize();
     let mut m = ColdMeasurement {

@@ -124,6 +124,7 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
         }
     };
     cli.validate()?;
+    let cli = cli.effective();
 
     let selected = select_benches(&benches, &cli.benchmarks)?;
     benches = benches
@@ -182,6 +183,7 @@ pub fn run(args: &[String], mut benches: Vec<Bench>, criteria: Criteria) -> Resu
             timeout: cli.timeout,
             throttle_threshold: cli.throttle_threshold / 100.0,
             race: None,
+            warm_up: !cli.profile,
         },
         hot: HotSettings {
             batch_target_time: cli.batch_target_time,
@@ -642,7 +644,9 @@ impl Backends {
         };
         #[cfg(feature = "cuda")]
         let cuda = if needs_cuda {
-            Some(crate::backend::cuda::CudaBackend::open(cli.device)?)
+            let mut b = crate::backend::cuda::CudaBackend::open(cli.device)?;
+            b.set_blocking_kernel(!cli.disable_blocking_kernel);
+            Some(b)
         } else {
             None
         };

@@ -100,6 +100,16 @@ pub struct BenchArgs {
     /// Run every bench on the CPU backend; benches that need CUDA are skipped.
     #[arg(long)]
     pub cpu: bool,
+    /// Profile: one cold sample per state, without warm-up, blocking kernel or hot loop, so
+    /// that a profiler (Nsight Compute, Nsight Systems) sees each kernel once per state
+    /// (nvbench's `--profile`). Implies `--disable-blocking-kernel`.
+    #[arg(long)]
+    pub profile: bool,
+    /// Do not hold the stream with the blocking (spin) kernel during cold samples: profilers
+    /// that serialise launches would wait for it forever. Launch latency is then part of
+    /// short kernels' times.
+    #[arg(long)]
+    pub disable_blocking_kernel: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     pub bench: bool,
@@ -128,6 +138,20 @@ impl BenchArgs {
         self.stopping_criterion
             .as_deref()
             .unwrap_or(DEFAULT_CRITERION)
+    }
+
+    /// The flags as the bench applies them: `--profile` means one sample (sample-count 1, at
+    /// least 1), no hot loop and no blocking kernel.
+    pub fn effective(&self) -> BenchArgs {
+        let mut a = self.clone();
+        if a.profile {
+            a.stopping_criterion = Some("sample-count".into());
+            a.target_samples = 1;
+            a.min_samples = 1;
+            a.no_batch = true;
+            a.disable_blocking_kernel = true;
+        }
+        a
     }
 
     /// Rejects values no criterion or loop can work with.
@@ -207,6 +231,8 @@ impl BenchArgs {
         flag(self.no_batch, "--no-batch");
         flag(self.cpu, "--cpu");
         flag(self.bench, "--bench");
+        flag(self.profile, "--profile");
+        flag(self.disable_blocking_kernel, "--disable-blocking-kernel");
         for b in &self.benchmarks {
             out.extend(["-b".to_string(), b.clone()]);
         }
@@ -286,31 +312,33 @@ impl BenchArgs {
     /// racing, in one canonical line. Results measured under other settings are other
     /// results, so `cargo gputune` keys its store by this.
     pub fn measurement_settings(&self) -> String {
-        let mut params = self.criterion_params.clone();
+        // What the bench applies, so that `--profile` and what it implies read the same.
+        let a = self.effective();
+        let mut params = a.criterion_params.clone();
         params.sort();
-        let criterion = match self.criterion() {
-            "stdrel" => format!(
-                "stdrel(max-noise={},min-time={})",
-                self.max_noise, self.min_time
-            ),
-            "entropy" => format!(
-                "entropy(max-angle={},min-r2={})",
-                self.max_angle, self.min_r2
-            ),
-            "sample-count" => format!("sample-count(target-samples={})", self.target_samples),
+        let criterion = match a.criterion() {
+            "stdrel" => format!("stdrel(max-noise={},min-time={})", a.max_noise, a.min_time),
+            "entropy" => format!("entropy(max-angle={},min-r2={})", a.max_angle, a.min_r2),
+            "sample-count" => format!("sample-count(target-samples={})", a.target_samples),
             other => format!("{other}({})", params.join(",")),
         };
         format!(
-            "{criterion} min-samples={} timeout={} throttle={} hot={} race={}",
-            self.min_samples,
-            self.timeout,
-            self.throttle_threshold,
-            if self.no_batch {
+            "{criterion} min-samples={} timeout={} throttle={} hot={} race={}{}{}",
+            a.min_samples,
+            a.timeout,
+            a.throttle_threshold,
+            if a.no_batch {
                 "off".to_string()
             } else {
-                format!("{}s", self.batch_target_time)
+                format!("{}s", a.batch_target_time)
             },
-            self.race.map_or("off".to_string(), |r| r.to_string()),
+            a.race.map_or("off".to_string(), |r| r.to_string()),
+            if a.disable_blocking_kernel {
+                " blocking-kernel=off"
+            } else {
+                ""
+            },
+            if a.profile { " warm-up=off" } else { "" },
         )
     }
 }

@@ -42,6 +42,12 @@ pub trait Backend {
     /// total device time in seconds.
     fn hot_batch(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64>;
 
+    /// Whether cold samples hold the stream with a blocking (spin) kernel while the launches
+    /// are enqueued. On by default where the device has one; off under a profiler, which
+    /// serialises launches, so that a held stream would never run (nvbench's
+    /// `--disable-blocking-kernel`).
+    fn set_blocking_kernel(&mut self, _enabled: bool) {}
+
     /// The CUDA handles of this backend, if it is the CUDA backend.
     #[cfg(feature = "cuda")]
     fn cuda(&self) -> Option<&cuda::CudaHandles> {

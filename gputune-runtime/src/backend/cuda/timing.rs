@@ -120,6 +120,8 @@ pub struct CudaBackend {
     /// Blocks of the timestamp kernel: one per SM, so that one of them lands on SM 0.
     timestamp_blocks: u32,
     blocking_timeout: f64,
+    /// Whether the spin kernel holds the stream during a sample (off under a profiler).
+    blocking: bool,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -264,6 +266,7 @@ impl CudaBackend {
             flush,
             mapped,
             blocking_timeout: DEFAULT_BLOCKING_TIMEOUT,
+            blocking: true,
         })
     }
 
@@ -294,17 +297,19 @@ impl CudaBackend {
             block_dim: (1, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: the arguments match the PTX signature (u64, u64, u64); both pointers are
-        // device views of `self.mapped`, which outlives every sample.
-        unsafe {
-            stream
-                .launch_builder(&self.spin)
-                .arg(&flag)
-                .arg(&marker)
-                .arg(&timeout_ns)
-                .launch(one)
+        if self.blocking {
+            // SAFETY: the arguments match the PTX signature (u64, u64, u64); both pointers
+            // are device views of `self.mapped`, which outlives every sample.
+            unsafe {
+                stream
+                    .launch_builder(&self.spin)
+                    .arg(&flag)
+                    .arg(&marker)
+                    .arg(&timeout_ns)
+                    .launch(one)
+            }
+            .map_err(device_error("launching the spin kernel"))?;
         }
-        .map_err(device_error("launching the spin kernel"))?;
         self.launch_timestamp(0)?;
         self.start
             .record(stream)
@@ -434,6 +439,10 @@ impl Backend for CudaBackend {
             .elapsed_ms(&self.stop)
             .map_err(device_error("reading the event times"))?;
         Ok(f64::from(ms) / 1e3)
+    }
+
+    fn set_blocking_kernel(&mut self, enabled: bool) {
+        self.blocking = enabled;
     }
 
     fn cuda(&self) -> Option<&CudaHandles> {
