@@ -17,6 +17,7 @@
 # - autotune: .gpu/stencil-autotune and .gpu/stencil-bundle, the runtime autotuner's stencil and
 #   the same kernel under #[tune], for gpu-autotune.sh (issue #7).
 # - faults: .gpu/faults-bundle, the CUDA fault-injection search, for gpu-faults.sh (issue #6).
+# The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune and faults parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 parts=${*:-measurement scale reduce transpose autotune faults}
@@ -84,5 +85,5 @@ if command -v strip > /dev/null; then
   find .gpu -maxdepth 3 -type f -perm -u+x \( -name 'cargo-gputune' -o -path '*/bin/*' \
     -o -name scale -o -name stencil-autotune \) -exec strip {} + 2> /dev/null || true
 fi
-cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py .gpu/
+cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py scripts/ncu-check.py .gpu/
 du -sh .gpu .gpu/*-bundle 2> /dev/null
