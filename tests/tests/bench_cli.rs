@@ -218,6 +218,39 @@ fn a_real_run_reads_back_through_the_protocol_types() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--profile` measures each state once, as a profiler should see it: one sample, no hot loop
+/// (and on a GPU no warm-up and no blocking kernel).
+#[test]
+fn profile_takes_one_sample_per_state() {
+    let out = run(
+        reduce(),
+        &[
+            "-a",
+            "T{ct}=f32",
+            "-a",
+            "Elements{io}[pow2]=12",
+            "--profile",
+            "--json",
+            "-",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let st = &doc["benchmarks"][0]["states"][0];
+    assert_eq!(
+        st["samples"]["gpu"].as_array().map(Vec::len),
+        Some(1),
+        "{st}"
+    );
+    assert!(st["batch"].is_null(), "no hot loop");
+    assert_eq!(st["criterion"]["name"], "sample-count");
+    assert_eq!(st["stop"]["reason"], "criterion");
+}
+
 #[test]
 fn the_wall_clock_timeout_marks_the_state() {
     let out = run(

@@ -1,0 +1,87 @@
+//! The devices a run measures on.
+
+use crate::backend::cpu::CpuBackend;
+use crate::backend::Backend;
+use crate::bench::Bench;
+use crate::cli::Cli;
+use crate::device::{BackendKind, DeviceInfo};
+#[cfg(not(feature = "cuda"))]
+use crate::error::Error;
+use crate::error::Result;
+
+/// The backends a run needs, opened once up front so a missing device fails fast.
+pub(super) struct Backends {
+    cpu: Option<CpuBackend>,
+    #[cfg(feature = "cuda")]
+    cuda: Option<crate::backend::cuda::CudaBackend>,
+}
+
+impl Backends {
+    pub(super) fn open(benches: &[Bench], cli: &Cli) -> Result<Backends> {
+        let wants = |k: BackendKind| benches.iter().any(|b| b.backend == k);
+        let needs_cpu = wants(BackendKind::Cpu) && benches.iter().any(|b| b.state_count() > 0);
+        let needs_cuda = !cli.cpu && wants(BackendKind::Cuda);
+        let cpu = if needs_cpu {
+            Some(CpuBackend::open(0)?)
+        } else {
+            None
+        };
+        #[cfg(feature = "cuda")]
+        let cuda = if needs_cuda {
+            let mut b = crate::backend::cuda::CudaBackend::open(cli.device)?;
+            b.set_blocking_kernel(!cli.disable_blocking_kernel);
+            Some(b)
+        } else {
+            None
+        };
+        #[cfg(not(feature = "cuda"))]
+        if needs_cuda {
+            return Err(Error::NoDevice(
+                "a selected bench needs CUDA, but gputune-runtime was built without its `cuda` feature".into(),
+            ));
+        }
+        Ok(Backends {
+            cpu,
+            #[cfg(feature = "cuda")]
+            cuda,
+        })
+    }
+
+    pub(super) fn devices(&self) -> Vec<DeviceInfo> {
+        let mut d = Vec::new();
+        if let Some(c) = &self.cpu {
+            d.push(c.device().clone());
+        }
+        #[cfg(feature = "cuda")]
+        if let Some(c) = &self.cuda {
+            d.push(c.device().clone());
+        }
+        d
+    }
+
+    /// The backend for a bench and the index of its device in [`Backends::devices`];
+    /// `None` when the bench needs CUDA but the run is CPU-only.
+    pub(super) fn for_bench(
+        &mut self,
+        kind: BackendKind,
+        cpu_only: bool,
+    ) -> (Option<usize>, Option<&mut dyn Backend>) {
+        let cpu_index = self.cpu.as_ref().map(|_| 0);
+        match kind {
+            BackendKind::Cpu => (cpu_index, self.cpu.as_mut().map(|b| b as &mut dyn Backend)),
+            BackendKind::Cuda if cpu_only => (None, None),
+            BackendKind::Cuda => {
+                #[cfg(feature = "cuda")]
+                {
+                    let index = cpu_index.map_or(0, |_| 1);
+                    (
+                        Some(index),
+                        self.cuda.as_mut().map(|b| b as &mut dyn Backend),
+                    )
+                }
+                #[cfg(not(feature = "cuda"))]
+                (None, None)
+            }
+        }
+    }
+}

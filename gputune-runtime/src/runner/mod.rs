@@ -1,0 +1,254 @@
+//! The `main` of a bench binary: parse the command line, run the selected states, write
+//! the table and the JSON.
+//!
+//! Exit codes (part of the protocol with `cargo gputune`, see `docs/bench-json.md`):
+//! 0 every state ran (or was skipped, or timed out with samples), 1 some state failed,
+//! 2 usage error, 3 no usable device, 4 device lost (a sticky CUDA error made the context
+//! unusable: the failing state is reported, then the process ends).
+
+mod backends;
+mod config;
+mod events;
+mod listing;
+mod progress;
+mod race;
+mod results;
+mod selection;
+mod states;
+mod variant;
+
+use gputune_protocol::{ExitCode, StateStatus};
+
+use self::backends::Backends;
+use self::config::RunConfig;
+use self::events::EventStream;
+use self::states::Runner;
+use crate::bench::Bench;
+use crate::criterion::Criteria;
+use crate::error::{Error, Result};
+use crate::output::RunReport;
+
+/// Version of the protocol between bench binaries and `cargo gputune`: the protocol crate's.
+pub use gputune_protocol::PROTOCOL_VERSION as PROTOCOL;
+
+/// Exit code: every state ran.
+pub const EXIT_OK: i32 = ExitCode::Ok as i32;
+/// Exit code: at least one state failed (the JSON says which and why).
+pub const EXIT_FAILED: i32 = ExitCode::Failed as i32;
+/// Exit code: bad command line.
+pub const EXIT_USAGE: i32 = ExitCode::Usage as i32;
+/// Exit code: the device could not be opened.
+pub const EXIT_NO_DEVICE: i32 = ExitCode::NoDevice as i32;
+/// Exit code: device lost. A state failed with a sticky CUDA error (an illegal address, a
+/// failed launch, a trap, …) after which the context cannot be used again; that state was
+/// reported (its `--jsonl` line written, `error_kind` `device_lost`), the states not run yet
+/// are not, and one line on stderr names the CUDA error. `cargo gputune` records the variant
+/// in progress as crashed and runs the rest in a fresh process.
+pub const EXIT_DEVICE_LOST: i32 = ExitCode::DeviceLost as i32;
+
+/// Runs the bench binary with the process's arguments and exits.
+///
+/// ```no_run
+/// use gputune_runtime::{Bench, BenchResult, State};
+///
+/// fn sum(state: &mut State<'_>) -> BenchResult {
+///     let n = state.get_int64("Elements")? as usize;
+///     let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+///     state.add_element_count(n as u64);
+///     state.add_global_memory_reads::<f32>(n as u64);
+///     state.exec(|_| {
+///         std::hint::black_box(data.iter().sum::<f32>());
+///         Ok(())
+///     });
+///     Ok(())
+/// }
+///
+/// fn main() {
+///     gputune_runtime::main(vec![Bench::new("sum", sum).add_int64_axis("Elements", [1 << 20])]);
+/// }
+/// ```
+pub fn main(benches: Vec<Bench>) -> ! {
+    main_with(benches, Criteria::builtin())
+}
+
+/// [`main`] with custom stopping criteria registered.
+pub fn main_with(benches: Vec<Bench>, criteria: Criteria) -> ! {
+    let args: Vec<String> = std::env::args().collect();
+    let code = match run(&args, benches, criteria) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            match e {
+                Error::Usage(_) => EXIT_USAGE,
+                Error::NoDevice(_) => EXIT_NO_DEVICE,
+                Error::DeviceLost(_) => EXIT_DEVICE_LOST,
+                _ => EXIT_FAILED,
+            }
+        }
+    };
+    // Background kernel compilations must not be running while `exit` tears NVRTC down.
+    #[cfg(feature = "cuda")]
+    crate::backend::cuda::finish_compilations();
+    std::process::exit(code)
+}
+
+/// Runs the bench binary with `args` (the first being the program name) and returns the
+/// exit code. Errors are usage errors or a device that cannot be opened; a device lost while
+/// running ends the run early with [`EXIT_DEVICE_LOST`] (the results so far are written, and
+/// its line is printed on stderr).
+pub fn run(args: &[String], benches: Vec<Bench>, criteria: Criteria) -> Result<i32> {
+    let Some(cli) = config::parse_flags(args)? else {
+        return Ok(EXIT_OK);
+    };
+    let (benches, indices) = selection::select(benches, &cli)?;
+    if cli.list {
+        listing::list(&benches, &indices);
+        return Ok(EXIT_OK);
+    }
+    if cli.devices {
+        listing::devices(&benches, &cli)?;
+        return Ok(EXIT_OK);
+    }
+
+    let RunConfig { exec, variants } = RunConfig::new(&cli, criteria, &benches)?;
+    variant::plan(&benches, &cli.variant);
+    let events = EventStream::open(cli.jsonl.as_deref())?;
+    let backends = Backends::open(&benches, &cli)?;
+    let states = benches.iter().map(Bench::state_count).sum::<usize>() * variants.len();
+    let mut runner = Runner::new(exec, backends, events, &cli, states);
+
+    let mut report = RunReport {
+        argv: args.to_vec(),
+        devices: runner.devices().to_vec(),
+        benchmarks: Vec::new(),
+    };
+    for (bench, &index) in benches.iter().zip(&indices) {
+        report
+            .benchmarks
+            .push(runner.bench(bench, index, &variants)?);
+        if runner.lost().is_some() {
+            break;
+        }
+    }
+    results::write(&report, cli.json.as_deref())?;
+
+    if let Some(lost) = runner.lost() {
+        eprintln!(
+            "error: device lost {lost} (exit {EXIT_DEVICE_LOST}: the process ends here, the \
+             states after this one did not run)"
+        );
+        return Ok(EXIT_DEVICE_LOST);
+    }
+    let failed = report
+        .benchmarks
+        .iter()
+        .flat_map(|b| &b.states)
+        .any(|s| s.status() == StateStatus::Failed);
+    Ok(if failed { EXIT_FAILED } else { EXIT_OK })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::BenchResult;
+    use crate::state::State;
+
+    fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    #[test]
+    fn a_lost_device_reports_its_state_then_ends_the_run_with_exit_4() {
+        let dir = std::env::temp_dir().join(format!("gputune-lost-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let jsonl = dir.join("run.jsonl");
+        // The second state loses the device (as a sticky CUDA error would); the third, and
+        // the second bench, must not run.
+        let lose = |state: &mut State<'_>| -> BenchResult {
+            if state.get_int64("N")? == 2 {
+                return Err(Box::new(Error::DeviceLost(
+                    "synchronising: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was \
+                     encountered"
+                        .into(),
+                )));
+            }
+            state.exec(|_| Ok(()));
+            Ok(())
+        };
+        let untouched = |_: &mut State<'_>| -> BenchResult { panic!("ran after the loss") };
+        let benches = vec![
+            Bench::new("lose", lose).add_int64_axis("N", [1, 2, 3]),
+            Bench::new("after", untouched).add_int64_axis("N", [1]),
+        ];
+        let args: Vec<String> = [
+            "bench",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "3",
+            "--min-samples",
+            "3",
+            "--no-batch",
+            "--jsonl",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([jsonl.display().to_string()])
+        .collect();
+        let code = run(&args, benches, Criteria::builtin()).expect("runs");
+        assert_eq!(code, EXIT_DEVICE_LOST);
+
+        let events = lines(&jsonl);
+        let states: Vec<&serde_json::Value> = events
+            .iter()
+            .filter(|e| e["event"] == "state")
+            .map(|e| &e["state"])
+            .collect();
+        assert_eq!(states.len(), 2, "{events:?}");
+        assert_eq!(states[0]["status"], "ok");
+        assert!(states[0]["error_kind"].is_null());
+        assert_eq!(states[1]["status"], "failed");
+        assert_eq!(states[1]["error_kind"], "device_lost");
+        assert!(
+            states[1]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("CUDA_ERROR_ILLEGAL_ADDRESS")),
+            "{}",
+            states[1]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_failed_state_is_classified_from_the_error_the_bench_returned() {
+        let dir = std::env::temp_dir().join(format!("gputune-kinds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let jsonl = dir.join("run.jsonl");
+        let fail = |state: &mut State<'_>| -> BenchResult {
+            match state.get_int64("N")? {
+                1 => Err(Box::new(Error::Compile("error: expected a `;`".into()))),
+                2 => Err(Box::new(Error::InvalidLaunch("2048 threads".into()))),
+                _ => Err("the bench's own error".into()),
+            }
+        };
+        let args: Vec<String> = ["bench", "--jsonl"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([jsonl.display().to_string()])
+            .collect();
+        let benches = vec![Bench::new("fail", fail).add_int64_axis("N", [1, 2, 3])];
+        let code = run(&args, benches, Criteria::builtin()).expect("runs");
+        assert_eq!(code, EXIT_FAILED);
+        let kinds: Vec<serde_json::Value> = lines(&jsonl)
+            .into_iter()
+            .filter(|e| e["event"] == "state")
+            .map(|e| e["state"]["error_kind"].clone())
+            .collect();
+        assert_eq!(kinds, ["compile", "invalid", "other"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
