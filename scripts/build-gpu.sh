@@ -27,11 +27,17 @@ cargo build --release --quiet -p cargo-gputune
 gputune=$(cargo metadata --format-version 1 --no-deps \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/cargo-gputune
 
-bundle() { # directory, then the search's arguments
+bundle() { # directory, then the search's arguments (bench flags after `--`)
   local dir=$1
   shift
   rm -rf "$dir"
-  "$gputune" gputune "$@" --build-only --bundle "$dir"
+  # --build-only and --bundle are the search's own flags: they go before a `--`, after which
+  # everything is a bench flag (and cargo gputune refuses flags a bench does not know).
+  local own=() bench=() after=0
+  for a in "$@"; do
+    if [ $after = 1 ]; then bench+=("$a"); elif [ "$a" = -- ]; then after=1; else own+=("$a"); fi
+  done
+  "$gputune" gputune "${own[@]}" --build-only --bundle "$dir" ${bench[@]+-- "${bench[@]}"}
 }
 
 for part in $parts; do
