@@ -20,7 +20,7 @@ python3 "$g/ncu-check.py" "$out" \
   "scale-winner:$g/scale-bundle/bin/scale-batch-1:scale:scale.ipt_4.tpb_192:T{ct}=f32;Elements{io}[pow2]=26" \
   "scale-copy:$g/scale-bundle/bin/scale-base:copy::T{ct}=f32;Elements{io}[pow2]=26" \
   "sum-base:$g/reduce-bundle/bin/reduce-base:sum:sum.base:T{ct}=f32;Elements{io}[pow2]=28" \
-  "sum-winner:$g/reduce-bundle/bin/reduce-batch-1:sum:sum.tpb_1024.ipt_4.vec_4.unroll_2:T{ct}=f32;Elements{io}[pow2]=28" \
+  "sum-winner:$g/reduce-bundle/bin/sum-batch-1:sum:sum.tpb_1024.ipt_4.vec_4.unroll_2:T{ct}=f32;Elements{io}[pow2]=28" \
   "sum-copy:$g/reduce-bundle/bin/reduce-base:copy::T{ct}=f32;Elements{io}[pow2]=28" \
   "transpose-base:$g/transpose-bundle/bin/transpose-base:transpose:transpose.base:T{ct}=f32;Side{io}[pow2]=14" \
   "transpose-winner:$g/transpose-bundle/bin/transpose-batch-1:transpose:transpose.tile_64.rows_8.pad_1:T{ct}=f32;Side{io}[pow2]=14" \

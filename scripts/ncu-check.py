@@ -74,6 +74,9 @@ def ncu_sample(case, out_dir):
     if len(marks) < 2:
         raise RuntimeError(f"fewer than two timestamp kernels in {len(kernels)} profiled")
     sample = kernels[marks[-2] + 1 : marks[-1]]
+    if not sample:
+        # A memcpy or memset between the timestamps is no kernel: ncu does not profile it.
+        return {"time": None, "kernels": []}
     unit = rows[0].get("Metric Unit", "nsecond")
     scale = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}.get(unit, 1e-9)
     return {
@@ -99,7 +102,8 @@ def main():
         try:
             row["gputune"] = gputune_median(case, out_dir)
             row["ncu"] = ncu_sample(case, out_dir)
-            row["ratio"] = row["gputune"]["median"] / row["ncu"]["time"]
+            if row["ncu"]["time"] is not None:
+                row["ratio"] = row["gputune"]["median"] / row["ncu"]["time"]
         except Exception as e:  # a failing case is reported, the others still run
             row["error"] = str(e)
             failed = True
@@ -114,6 +118,13 @@ def main():
             table.append(f"| {r['name']} | | {r['variant'] or '(production)'} | | | | | failed: {r['error'][:120]} | |")
             continue
         g, n = r["gputune"], r["ncu"]
+        if n["time"] is None:
+            table.append(
+                f"| {r['name']} | {g['state']} | {r['variant'] or '(production)'} | none (a copy: "
+                f"ncu profiles kernels only) | {g['median'] * 1e6:.2f} us | {100 * (g['noise'] or 0):.2f} % "
+                f"| - | - | - |"
+            )
+            continue
         table.append(
             f"| {r['name']} | {g['state']} | {r['variant'] or '(production)'} | {', '.join(n['kernels'])} "
             f"| {g['median'] * 1e6:.2f} us | {100 * (g['noise'] or 0):.2f} % | {n['time'] * 1e6:.2f} us "

@@ -29,6 +29,11 @@ pub const DEFAULT_BLOCKING_TIMEOUT: f64 = 30.0;
 const SPIN_KERNEL: &str = "gputune_spin";
 /// Entry point of the timestamp kernel in [`KERNELS_PTX`].
 const TIMESTAMP_KERNEL: &str = "gputune_timestamp";
+/// Entry point of the L2 flush kernel in [`KERNELS_PTX`].
+const FLUSH_KERNEL: &str = "gputune_flush";
+/// The flush buffer's size in multiples of the L2 size: reading twice the cache's size
+/// through it leaves none of the user's lines, whatever the cache's set hashing.
+const FLUSH_FACTOR: usize = 2;
 
 /// The helper kernels, in PTX so that no compiler is needed to measure.
 ///
@@ -41,6 +46,14 @@ const TIMESTAMP_KERNEL: &str = "gputune_timestamp";
 /// SM 0 writes `%globaltimer` and `%clock64` to `out[2 * slot]` and `out[2 * slot + 1]`.
 /// `%clock64` is a per-SM counter, so both reads of a sample must come from the same SM
 /// (nvbench does the same).
+///
+/// `gputune_flush(buffer, words, sink)`: reads `words` 32-bit words of `buffer` through L2
+/// (`ld.global.cg`), grid-stride. It leaves L2 full of clean lines of the flush buffer, so the
+/// measured kernel starts with none of its own data cached and nothing to write back. (A
+/// memset flush, as nvbench's, leaves L2 full of dirty lines whose write-back then competes
+/// with a memory-bound kernel for bandwidth: on an H200 that made a 126 µs kernel read
+/// 130 µs, against Nsight Compute's own flush.) The XOR of the words is stored to `sink`
+/// only if it equals a value the zeroed buffer never gives, so the loads cannot be elided.
 ///
 /// `sm_52` and PTX 7.0 keep the text loadable on every GPU a CUDA 13 driver supports.
 const KERNELS_PTX: &str = r"
@@ -103,6 +116,48 @@ $L_spin_done:
 $L_timestamp_done:
 	ret;
 }
+
+.visible .entry gputune_flush(
+	.param .u64 gputune_flush_buffer,
+	.param .u64 gputune_flush_words,
+	.param .u64 gputune_flush_sink
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<8>;
+	.reg .b64 	%rd<12>;
+
+	ld.param.u64 	%rd1, [gputune_flush_buffer];
+	ld.param.u64 	%rd2, [gputune_flush_words];
+	ld.param.u64 	%rd3, [gputune_flush_sink];
+	cvta.to.global.u64 	%rd4, %rd1;
+	mov.u32 	%r1, %ctaid.x;
+	mov.u32 	%r2, %ntid.x;
+	mov.u32 	%r3, %tid.x;
+	mul.wide.u32 	%rd5, %r1, %r2;
+	cvt.u64.u32 	%rd6, %r3;
+	add.s64 	%rd5, %rd5, %rd6;
+	mov.u32 	%r4, %nctaid.x;
+	mul.wide.u32 	%rd7, %r4, %r2;
+	mov.u32 	%r5, 0;
+	setp.ge.u64 	%p1, %rd5, %rd2;
+	@%p1 bra 	$L_flush_end;
+$L_flush_loop:
+	shl.b64 	%rd8, %rd5, 2;
+	add.s64 	%rd9, %rd4, %rd8;
+	ld.global.cg.u32 	%r6, [%rd9];
+	xor.b32 	%r5, %r5, %r6;
+	add.s64 	%rd5, %rd5, %rd7;
+	setp.lt.u64 	%p2, %rd5, %rd2;
+	@%p2 bra 	$L_flush_loop;
+$L_flush_end:
+	setp.ne.u32 	%p1, %r5, 0x9E3779B9;
+	@%p1 bra 	$L_flush_done;
+	cvta.to.global.u64 	%rd10, %rd3;
+	st.global.u32 	[%rd10], %r5;
+$L_flush_done:
+	ret;
+}
 ";
 
 /// Times CUDA launches with events, following nvbench's cold and hot protocols.
@@ -139,6 +194,10 @@ struct FlushBuffer {
     _buffer: CudaSlice<u8>,
     ptr: sys::CUdeviceptr,
     bytes: usize,
+    /// [`FLUSH_KERNEL`].
+    kernel: CudaFunction,
+    /// Its grid: a few blocks per SM, enough to saturate memory.
+    blocks: u32,
 }
 
 impl CudaBackend {
@@ -234,8 +293,13 @@ impl CudaBackend {
         let timestamp = module
             .load_function(TIMESTAMP_KERNEL)
             .map_err(device_error("finding the timestamp kernel"))?;
+        let flush_kernel = module
+            .load_function(FLUSH_KERNEL)
+            .map_err(device_error("finding the flush kernel"))?;
         let flush = match info.cache_size.and_then(|b| usize::try_from(b).ok()) {
-            Some(bytes) if bytes > 0 => {
+            Some(l2) if l2 > 0 => {
+                // Whole words, so that the kernel reads every byte.
+                let bytes = (l2 * FLUSH_FACTOR).next_multiple_of(4);
                 let buffer = stream
                     .alloc_zeros::<u8>(bytes)
                     .map_err(device_error("allocating the L2 flush buffer"))?;
@@ -248,6 +312,8 @@ impl CudaBackend {
                     ptr,
                     bytes,
                     _buffer: buffer,
+                    kernel: flush_kernel,
+                    blocks: info.sm_count.unwrap_or(1).max(1).saturating_mul(8),
                 })
             }
             _ => None,
@@ -372,9 +438,24 @@ impl Backend for CudaBackend {
         // leaving the device idle for a synchronisation round trip. The CPU time therefore
         // includes the flush.
         if let Some(flush) = &self.flush {
-            // SAFETY: `ptr` and `bytes` describe the live allocation owned by `flush`.
-            unsafe { driver::memset_d8_async(flush.ptr, 0, flush.bytes, stream.cu_stream()) }
-                .map_err(device_error("flushing L2"))?;
+            let words = (flush.bytes / 4) as u64;
+            let config = LaunchConfig {
+                grid_dim: (flush.blocks, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the arguments match the PTX signature (u64, u64, u64); the kernel reads
+            // `words` words of the live allocation owned by `flush` and writes at most its
+            // first word.
+            unsafe {
+                stream
+                    .launch_builder(&flush.kernel)
+                    .arg(&flush.ptr)
+                    .arg(&words)
+                    .arg(&flush.ptr)
+                    .launch(config)
+            }
+            .map_err(device_error("flushing L2"))?;
         }
         let held = {
             // Releases the spin kernel even if the user's closure panics.
