@@ -115,8 +115,9 @@ fn a_second_search_on_a_busy_store_says_so() {
 #[test]
 fn a_gpu_search_without_a_driver_is_a_plain_usage_error() {
     if Path::new("/dev/nvidiactl").exists() {
-        eprintln!("skipped: this machine has an NVIDIA driver");
-        return;
+        return gputune_tests::skipped(
+            "checks the path without a driver, and this machine has one",
+        );
     }
     let bin = cargo_gputune();
     let dir = temp_dir("no-driver");

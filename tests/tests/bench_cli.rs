@@ -326,7 +326,9 @@ fn usage_errors_exit_2_with_one_line_naming_what_is_allowed() {
 #[test]
 fn a_cuda_bench_without_a_driver_fails_plainly() {
     if std::env::var_os("GPUTUNE_TEST_HAS_GPU").is_some() {
-        return;
+        return gputune_tests::skipped(
+            "checks the path without a driver, and GPUTUNE_TEST_HAS_GPU says there is a GPU",
+        );
     }
     let bin = bench_binary("gputune-example-scale-cuda", "scale");
     let out = run(&bin, &["-a", "Elements{io}[pow2]=16"]);

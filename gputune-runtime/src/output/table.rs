@@ -1,9 +1,9 @@
 //! The human table: one markdown table per bench, in nvbench's columns.
 
-use crate::device::DeviceInfo;
+use crate::device::{BackendKind, DeviceInfo};
 use crate::stats::Summary;
 
-use super::RunReport;
+use super::{BenchReport, RunReport};
 
 /// `1.234 ms`-style durations (the protocol crate's, shared with `cargo gputune`).
 pub use gputune_protocol::units::format_duration;
@@ -31,6 +31,46 @@ fn percent(v: f64) -> String {
     }
 }
 
+/// The names of the time columns: nvbench's on a GPU; on the CPU the measured time is the
+/// monotonic clock around the launches, not a GPU's, and the host column is wall time.
+struct TimeLabels {
+    host: &'static str,
+    device: &'static str,
+    batch: &'static str,
+}
+
+impl TimeLabels {
+    const GPU: TimeLabels = TimeLabels {
+        host: "CPU Time",
+        device: "GPU Time",
+        batch: "Batch GPU",
+    };
+    const CPU: TimeLabels = TimeLabels {
+        host: "Wall Time",
+        device: "Time",
+        batch: "Batch Time",
+    };
+
+    /// By the devices the bench's states ran on, else (nothing ran) by the backend it declares.
+    fn of(report: &RunReport, bench: &BenchReport) -> TimeLabels {
+        let mut ran = bench
+            .states
+            .iter()
+            .filter_map(|s| s.device.and_then(|i| report.devices.get(i)))
+            .map(|d| d.backend)
+            .peekable();
+        let on_cpu = match ran.peek() {
+            Some(_) => ran.all(|b| b == BackendKind::Cpu),
+            None => bench.backend == BackendKind::Cpu,
+        };
+        if on_cpu {
+            TimeLabels::CPU
+        } else {
+            TimeLabels::GPU
+        }
+    }
+}
+
 /// The human table: one markdown table per bench, in nvbench's columns.
 pub fn to_table(report: &RunReport) -> String {
     let mut out = String::new();
@@ -46,18 +86,19 @@ pub fn to_table(report: &RunReport) -> String {
             header.push("Variant".into());
         }
         header.extend(b.axes.iter().map(|a| a.name.clone()));
+        let labels = TimeLabels::of(report, b);
         header.extend(
             [
                 "Samples",
-                "CPU Time",
+                labels.host,
                 "Noise",
-                "GPU Time",
+                labels.device,
                 "Noise",
                 "Elem/s",
                 "GlobalMem BW",
                 "BWUtil",
                 "Samples",
-                "Batch GPU",
+                labels.batch,
             ]
             .map(String::from),
         );
@@ -161,6 +202,105 @@ pub fn to_table(report: &RunReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::ColdMeasurement;
+    use crate::output::StateReport;
+    use crate::state::Outcome;
+
+    fn device(backend: BackendKind) -> DeviceInfo {
+        DeviceInfo {
+            id: 0,
+            backend,
+            name: backend.to_string(),
+            sm_version: None,
+            sm_count: None,
+            sm_default_clock_rate: None,
+            memory_clock_rate: None,
+            memory_bus_width: None,
+            global_memory_size: None,
+            cache_size: None,
+            max_threads_per_block: None,
+            shared_memory_per_block: None,
+            ecc_enabled: None,
+        }
+    }
+
+    /// A bench declaring `backend` with one measured state on `device` (an index into
+    /// [`report`]'s devices), or one that ran nowhere (skipped).
+    fn bench(backend: BackendKind, device: Option<usize>) -> BenchReport {
+        let cold = ColdMeasurement {
+            gpu_times: vec![1e-3, 1.1e-3],
+            cpu_times: vec![1e-3, 1.1e-3],
+            sm_clock_rates: Vec::new(),
+            throttled_samples: 0,
+            timed_out: false,
+            raced: None,
+            wall_time: 2.1e-3,
+        };
+        let outcome = match device {
+            Some(_) => Outcome {
+                cold: Some(cold),
+                ..Outcome::default()
+            },
+            None => Outcome {
+                skipped: Some("this bench needs CUDA".into()),
+                ..Outcome::default()
+            },
+        };
+        BenchReport {
+            name: backend.to_string(),
+            index: 0,
+            tunes: None,
+            backend,
+            axes: Vec::new(),
+            states: vec![StateReport {
+                name: "Device=0".into(),
+                device,
+                type_config_index: 0,
+                axis_values: Vec::new(),
+                outcome,
+            }],
+        }
+    }
+
+    /// The time columns of each bench's header: host, device, batch.
+    fn time_columns(benches: Vec<BenchReport>) -> Vec<[String; 3]> {
+        let report = RunReport {
+            argv: Vec::new(),
+            devices: vec![device(BackendKind::Cpu), device(BackendKind::Cuda)],
+            benchmarks: benches,
+        };
+        to_table(&report)
+            .lines()
+            .filter(|l| l.contains(" Noise |"))
+            .map(|l| {
+                let cells: Vec<String> = l.split('|').map(|c| c.trim().to_owned()).collect();
+                // "", Samples, host, Noise, device, Noise, …, Samples, batch, ""
+                [
+                    cells[2].clone(),
+                    cells[4].clone(),
+                    cells[cells.len() - 2].clone(),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cpu_benches_label_their_times_as_clock_times_not_gpu_times() {
+        let columns = time_columns(vec![
+            bench(BackendKind::Cpu, Some(0)),
+            bench(BackendKind::Cuda, Some(1)),
+            // A CUDA bench skipped by `--cpu` ran nowhere: it keeps its GPU columns.
+            bench(BackendKind::Cuda, None),
+        ]);
+        assert_eq!(
+            columns,
+            [
+                ["Wall Time", "Time", "Batch Time"],
+                ["CPU Time", "GPU Time", "Batch GPU"],
+                ["CPU Time", "GPU Time", "Batch GPU"],
+            ]
+        );
+    }
 
     #[test]
     fn durations_pick_a_readable_unit() {

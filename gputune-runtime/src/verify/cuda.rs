@@ -197,7 +197,7 @@ mod tests {
         match crate::backend::cuda::compile_for(SOURCE, &[], 90) {
             Ok(_) => {}
             Err(Error::Device(m)) if m.contains("could not be loaded") => {
-                eprintln!("skipped: {m}");
+                crate::test_skipped(&m);
             }
             Err(e) => panic!("the comparison kernels do not compile: {e}"),
         }
