@@ -14,6 +14,7 @@ mod commands;
 pub mod lock;
 pub mod output;
 pub mod plot;
+pub mod present;
 pub mod process;
 pub mod protocol;
 pub mod report;

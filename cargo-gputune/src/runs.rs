@@ -16,6 +16,7 @@ use gputune_protocol::{BenchArgs, StateRecord, StateStatus, Status, Stop};
 
 use crate::cargo::BenchTarget;
 use crate::output::Output;
+use crate::present;
 use crate::process::{self, Exit};
 use crate::protocol::{self, Axis, BenchInfo};
 use crate::results;
@@ -545,15 +546,7 @@ impl Measured {
                     None => match results::score_of(&base, &new) {
                         Some(sc) => {
                             scored.push((label.to_string(), Some(sc.score)));
-                            format!(
-                                "{:.4}{}",
-                                sc.score,
-                                if sc.significant {
-                                    ""
-                                } else {
-                                    "  (within noise)"
-                                }
-                            )
+                            present::live_score(&sc, results::paired_timing(&base, &new))
                         }
                         None => {
                             scored.push((label.to_string(), None));
