@@ -509,14 +509,18 @@ impl Measured {
                 .cloned()
                 .collect();
             for _ in labels.len()..group.len() {
-                out.advance();
+                out.skip();
             }
             if labels.is_empty() {
                 continue;
             }
             let base_secs = self.base_run.get(&ct.key).copied().unwrap_or(MIN_BASE_RUN);
             let limit = Duration::from_secs_f64(run_limit * base_secs.max(MIN_BASE_RUN));
-            out.progress_message(&format!("running {} variant(s) [{}]", labels.len(), ct.key));
+            out.progress_message(&format!(
+                "running {} [{}]",
+                present::count(labels.len(), "variant"),
+                ct.key
+            ));
             let base = self
                 .rows
                 .get(&(ct.key.clone(), "base".to_string()))
