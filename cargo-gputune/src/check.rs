@@ -59,6 +59,7 @@ pub struct BaselineComparison {
 }
 
 fn group_name(package: &str, bench: &str, function: &str, ct: &str, device: &str) -> String {
+    let device = crate::present::device(device, "");
     format!("{package}/{bench}.{function} [{ct}] on {device}")
 }
 

@@ -80,7 +80,7 @@ pub struct CargoArgs {
     /// Less output: only results and errors.
     #[arg(short = 'q', long, global = true)]
     pub quiet: bool,
-    /// Colour: auto, always or never (NO_COLOR is honoured).
+    /// Colour: auto, always or never (a non-empty NO_COLOR turns it off).
     #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
     pub color: Color,
     /// The store (default: TARGET_DIR/gputune/gputune.db).
@@ -109,7 +109,7 @@ pub enum Pipeline {
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Color {
-    /// On a terminal, unless NO_COLOR is set.
+    /// On a terminal, unless NO_COLOR is set and not empty.
     Auto,
     /// Always.
     Always,

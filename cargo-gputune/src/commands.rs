@@ -88,6 +88,7 @@ fn search_command(
     let path = store_path(ws, args.db.as_ref());
     let _lock = store::SearchLock::acquire(&path)?;
     let store = Store::open(&path)?;
+    crate::interrupt::storing();
     out.json = s.json;
     let (counters, touched) = search::search(ws, args, s, search::Sink::Store(&store), out)?;
     out.status(&format!(
@@ -170,6 +171,7 @@ fn run_bundle_command(
     let path = args.db.clone().unwrap_or_else(|| r.dir.join("gputune.db"));
     let _lock = store::SearchLock::acquire(&path)?;
     let store = Store::open(&path)?;
+    crate::interrupt::storing();
     let counters = bundle::run_bundle(&r.dir, &store, out)?;
     out.status(&format!(
         "Done: {} run(s), {} result(s) stored in {}",

@@ -3,7 +3,8 @@
 //! never links user code: it talks to bench binaries as child processes through the typed
 //! protocol of `gputune-protocol` (`docs/bench-json.md`).
 //!
-//! Exit codes: 0 success, 1 a regression (`check`) or a failed operation, 2 usage error.
+//! Exit codes: 0 success, 1 a regression (`check`) or a failed operation, 2 usage error;
+//! Ctrl-C ends it by SIGINT (130 in a shell) after one line on stderr ([`interrupt`]).
 
 pub mod apply;
 pub mod bundle;
@@ -11,9 +12,11 @@ pub mod cargo;
 pub mod check;
 pub mod cli;
 mod commands;
+pub mod interrupt;
 pub mod lock;
 pub mod output;
 pub mod plot;
+pub mod present;
 pub mod process;
 pub mod protocol;
 pub mod report;
@@ -39,6 +42,7 @@ pub fn main_with(mut argv: Vec<std::ffi::OsString>) -> i32 {
         argv.insert(1, "gputune".into());
     }
     let cli::CargoCli::Gputune(cli) = cli::CargoCli::parse_from(argv);
+    interrupt::install();
     let mut out = output::Output::new(&cli.cargo);
     match run(cli, &mut out) {
         Ok(code) => code,

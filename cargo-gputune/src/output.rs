@@ -1,6 +1,8 @@
 //! Where lines go: progress and status to stderr (for people; silenced by `-q`), results to
 //! stdout (for people and pipes alike). On a terminal a search draws a progress bar with its
 //! ETA under the result lines; elsewhere (a pipe, a CI log) it prints plain lines only.
+//! `--color` (and a non-empty `NO_COLOR`) decides colour for the status lines and the bar
+//! alike.
 
 use std::io::{IsTerminal, Write};
 
@@ -15,6 +17,9 @@ pub struct Output {
     color: bool,
     terminal: bool,
     bar: Option<ProgressBar>,
+    /// Whether the bar shows its ETA: only once a step was measured, since before that
+    /// (while the first batch builds) it has nothing to estimate from.
+    eta_shown: bool,
     /// Result lines go to stderr, because stdout carries a JSON document.
     pub json: bool,
 }
@@ -29,6 +34,7 @@ impl Output {
             color: false,
             terminal: false,
             bar: None,
+            eta_shown: false,
             json: false,
         }
     }
@@ -36,17 +42,17 @@ impl Output {
     /// From `-q`, `-v` and `--color` (and `NO_COLOR`).
     pub fn new(args: &CargoArgs) -> Output {
         let terminal = std::io::stderr().is_terminal();
-        let color = match args.color {
-            Color::Always => true,
-            Color::Never => false,
-            Color::Auto => std::env::var_os("NO_COLOR").is_none() && terminal,
-        };
+        let color = use_color(args.color, std::env::var_os("NO_COLOR"), terminal);
+        // The progress bar draws through `console`, which decides colour on its own (and
+        // takes an empty NO_COLOR for a set one): it follows this decision instead.
+        console::set_colors_enabled_stderr(color);
         Output {
             quiet: args.quiet,
             verbose: if args.quiet { 0 } else { args.verbose },
             color,
             terminal,
             bar: None,
+            eta_shown: false,
             json: false,
         }
     }
@@ -104,14 +110,15 @@ impl Output {
         if self.quiet || !self.terminal {
             return;
         }
-        let template = "{prefix:>12.cyan.bold} [{bar:30}] {pos}/{len} ETA {eta} {wide_msg}";
-        let style = ProgressStyle::with_template(template)
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr())
-            .with_style(style)
+        self.start_progress_on(len, prefix, ProgressDrawTarget::stderr());
+    }
+
+    fn start_progress_on(&mut self, len: u64, prefix: &str, target: ProgressDrawTarget) {
+        let bar = ProgressBar::with_draw_target(Some(len), target)
+            .with_style(bar_style(self.color, false))
             .with_prefix(prefix.to_string());
         self.bar = Some(bar);
+        self.eta_shown = false;
     }
 
     /// What the search does right now, next to the bar.
@@ -121,10 +128,23 @@ impl Output {
         }
     }
 
-    /// One step done.
+    /// One step measured; from the first on, the bar shows its ETA.
     pub fn advance(&mut self) {
         if let Some(bar) = &self.bar {
+            if !self.eta_shown {
+                bar.set_style(bar_style(self.color, true));
+                self.eta_shown = true;
+            }
             bar.inc(1);
+        }
+    }
+
+    /// One step found done already (stored by an earlier search): it counts, but took no
+    /// time, so it is left out of the ETA's rate.
+    pub fn skip(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+            bar.reset_eta();
         }
     }
 
@@ -136,8 +156,147 @@ impl Output {
     }
 }
 
+/// Colour for `--color choice`, the `NO_COLOR` variable and whether stderr is a terminal.
+/// As no-color.org says, only a non-empty `NO_COLOR` turns colour off.
+fn use_color(choice: Color, no_color: Option<std::ffi::OsString>, terminal: bool) -> bool {
+    match choice {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => terminal && !no_color.is_some_and(|v| !v.is_empty()),
+    }
+}
+
+/// The bar's look: colour only with `color`, the ETA only with `eta`. The bar takes the
+/// width that is left (`wide_bar`), so the message after it is never cut.
+fn bar_template(color: bool, eta: bool) -> String {
+    format!(
+        "{} [{{wide_bar}}] {{pos}}/{{len}}{} {{msg}}",
+        if color {
+            "{prefix:>12.cyan.bold}"
+        } else {
+            "{prefix:>12}"
+        },
+        if eta { " ETA {eta}" } else { "" }
+    )
+}
+
+fn bar_style(color: bool, eta: bool) -> ProgressStyle {
+    ProgressStyle::with_template(&bar_template(color, eta))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ")
+}
+
 impl Drop for Output {
     fn drop(&mut self) {
         self.finish_progress();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use indicatif::TermLike;
+
+    use super::*;
+
+    #[test]
+    fn only_a_non_empty_no_color_turns_colour_off() {
+        let set = |v: &str| Some(std::ffi::OsString::from(v));
+        assert!(use_color(Color::Auto, None, true));
+        assert!(use_color(Color::Auto, set(""), true));
+        assert!(!use_color(Color::Auto, set("1"), true));
+        assert!(!use_color(Color::Auto, None, false));
+        assert!(!use_color(Color::Never, None, true));
+        assert!(use_color(Color::Always, set("1"), false));
+    }
+
+    /// An 80-column terminal that keeps what is drawn on it.
+    #[derive(Debug, Clone, Default)]
+    struct Screen(Arc<Mutex<Vec<String>>>);
+
+    impl Screen {
+        fn last(&self) -> String {
+            let lines = self.0.lock().expect("screen");
+            lines
+                .iter()
+                .rev()
+                .find(|l| !l.is_empty())
+                .cloned()
+                .unwrap_or_default()
+        }
+        fn all(&self) -> String {
+            self.0.lock().expect("screen").concat()
+        }
+    }
+
+    impl TermLike for Screen {
+        fn width(&self) -> u16 {
+            80
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            self.write_str(s)
+        }
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            self.0.lock().expect("screen").push(s.to_string());
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_bar_hides_its_eta_until_a_step_was_measured_and_keeps_its_message_whole() {
+        let screen = Screen::default();
+        let mut out = Output::silent();
+        out.start_progress_on(
+            288,
+            "Searching",
+            ProgressDrawTarget::term_like(Box::new(screen.clone())),
+        );
+        let bar = out.bar.clone().expect("a bar");
+        out.progress_message("building 16 variants");
+        bar.force_draw();
+        let line = screen.last();
+        assert!(
+            line.contains("Searching") && line.ends_with("building 16 variants"),
+            "{line:?}"
+        );
+        assert!(!line.contains("ETA"), "{line:?}");
+        // Skipped (stored) steps do not show an ETA either.
+        out.skip();
+        bar.force_draw();
+        assert!(!screen.last().contains("ETA"), "{:?}", screen.last());
+        out.progress_message("running 16 variants [T=f32,U=i32]");
+        out.advance();
+        bar.force_draw();
+        let line = screen.last();
+        assert!(line.contains("2/288 ETA "), "{line:?}");
+        assert!(
+            line.ends_with("running 16 variants [T=f32,U=i32]"),
+            "{line:?}"
+        );
+        assert!(line.chars().count() <= 80, "{line:?}");
+        // Output::silent() has no colour: no escape sequence anywhere, whatever console
+        // would decide.
+        assert!(!screen.all().contains('\x1b'), "{:?}", screen.all());
+        assert!(!bar_template(false, true).contains("cyan"));
+        assert!(bar_template(true, true).contains("cyan"));
     }
 }

@@ -1,34 +1,40 @@
-//! `report`: per compile-time workload, the top variants (CUB's layout: variant, score,
-//! mins, means, maxs) with a significance mark, or coverage; as a table, JSON, CSV or
-//! markdown. The JSON is what `check --baseline` reads.
+//! `report`: per compile-time workload, the top variants and base (CUB's layout: variant,
+//! score, mins, means, maxs; then the median time, the noise and a mark: `+` significantly
+//! faster, `-` significantly slower, `~` within noise), or coverage; as a table, JSON, CSV or
+//! markdown, each explaining its columns. The JSON is what `check --baseline` reads.
 
 use gputune_protocol::Status;
 use serde_json::{json, Value};
 
 use crate::cli::Format;
-use crate::results::Group;
+use crate::present;
+use crate::results::{Group, Ranked};
 use crate::store::Store;
 
 /// Version of the report JSON.
 pub const REPORT_VERSION: u32 = 1;
+
+/// What a group lists: its `top` best variants, then base (when it measured), and how many
+/// variants were left out.
+fn listed(g: &Group, top: usize) -> (Vec<Ranked>, usize) {
+    let (base, variants): (Vec<Ranked>, Vec<Ranked>) =
+        g.ranked().into_iter().partition(|r| r.variant == "base");
+    let hidden = variants.len().saturating_sub(top);
+    (variants.into_iter().take(top).chain(base).collect(), hidden)
+}
 
 /// The report JSON of `groups`, `top` variants each (base always included).
 pub fn to_json(groups: &[Group], top: usize) -> Value {
     let gs: Vec<Value> = groups
         .iter()
         .map(|g| {
-            let ranked = g.ranked();
-            let listed: Vec<&crate::results::Ranked> = ranked
-                .iter()
-                .filter(|r| r.variant != "base")
-                .take(top)
-                .chain(ranked.iter().filter(|r| r.variant == "base"))
-                .collect();
+            let (listed, _) = listed(g, top);
             json!({
                 "package": g.package,
                 "bench": g.bench,
                 "function": g.function,
                 "device": g.device,
+                "device_name": g.device_name(),
                 "arch": g.arch,
                 "revision": g.revision,
                 "ct_workload": g.ct_workload,
@@ -41,6 +47,9 @@ pub fn to_json(groups: &[Group], top: usize) -> Value {
                     "mean": r.score.as_ref().map(|s| s.mean),
                     "max": r.score.as_ref().map(|s| s.max),
                     "significant": r.score.as_ref().map(|s| s.significant),
+                    "verdict": r.score.as_ref().filter(|_| r.variant != "base").map(|s| s.verdict().key()),
+                    "time": r.timing.map(|t| t.time),
+                    "noise": r.timing.and_then(|t| t.noise),
                     "workloads": g.variants.get(&r.variant).map(|ms| ms.iter().map(|m| json!({
                         "rt_workload": m.rt_workload,
                         "status": m.status,
@@ -54,48 +63,200 @@ pub fn to_json(groups: &[Group], top: usize) -> Value {
     json!({ "version": REPORT_VERSION, "groups": gs })
 }
 
-fn rows(groups: &[Group], top: usize) -> Vec<(String, Vec<[String; 6]>)> {
-    groups
-        .iter()
-        .map(|g| {
-            let title = format!(
-                "{} / {}.{} [{}] on {}",
-                g.package, g.bench, g.function, g.ct_workload, g.arch
-            );
-            let rows = g
-                .ranked()
-                .into_iter()
-                .filter(|r| r.variant != "base")
-                .take(top)
-                .map(|r| match &r.score {
-                    Some(s) => [
-                        r.variant.clone(),
-                        format!("{:.4}", s.score),
-                        format!("{:.4}", s.min),
-                        format!("{:.4}", s.mean),
-                        format!("{:.4}", s.max),
-                        if s.significant {
-                            "*".into()
-                        } else {
-                            "~".into()
-                        },
-                    ],
-                    None => [
-                        r.variant.clone(),
-                        r.status.to_string(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                    ],
-                })
-                .collect();
-            (title, rows)
-        })
-        .collect()
+/// Column names of the table and markdown.
+const HEADER: [&str; 8] = [
+    "variant", "score", "mins", "means", "maxs", "time", "noise", "sig",
+];
+
+/// What the columns and marks mean, one sentence a line.
+const LEGEND: [&str; 4] = [
+    "score: weighted mean of the speedups over base (base time / variant time) on the runtime workloads; > 1 is faster",
+    "mins, means, maxs: smallest, mean and largest unweighted speedup over the runtime workloads",
+    "time: median time (median over the runtime workloads when several); noise: relative stdev of the samples",
+    "sig: + significantly faster than base, - significantly slower, ~ within noise (Mann-Whitney U, p < 0.05)",
+];
+
+/// One row's cells as the table and markdown show them.
+fn cells(r: &Ranked) -> [String; 8] {
+    let time = r.timing.map(|t| present::time(t.time)).unwrap_or_default();
+    let noise = r
+        .timing
+        .and_then(|t| t.noise)
+        .map(present::noise)
+        .unwrap_or_default();
+    match &r.score {
+        // Base against itself: 1, and nothing to compare.
+        Some(_) if r.variant == "base" => [
+            r.variant.clone(),
+            "1.0000".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            time,
+            noise,
+            String::new(),
+        ],
+        Some(s) => [
+            r.variant.clone(),
+            format!("{:.4}", s.score),
+            format!("{:.4}", s.min),
+            format!("{:.4}", s.mean),
+            format!("{:.4}", s.max),
+            time,
+            noise,
+            s.verdict().mark().into(),
+        ],
+        None => [
+            r.variant.clone(),
+            if r.status == Status::Ok {
+                "unscored".into()
+            } else {
+                r.status.to_string()
+            },
+            String::new(),
+            String::new(),
+            String::new(),
+            time,
+            noise,
+            String::new(),
+        ],
+    }
 }
 
-const HEADER: [&str; 6] = ["variant", "score", "mins", "means", "maxs", "sig"];
+/// The title of a group's table.
+fn title(g: &Group) -> String {
+    format!(
+        "{} / {}.{} [{}] on {}",
+        g.package,
+        g.bench,
+        g.function,
+        g.ct_workload,
+        g.device_name()
+    )
+}
+
+/// What the table says under its rows when variants are missing from it.
+fn note(g: &Group, hidden: usize, top: usize) -> Option<String> {
+    let measured = g.variants.keys().filter(|v| *v != "base").count();
+    if measured == 0 {
+        Some("(no variants measured yet)".into())
+    } else if hidden > 0 {
+        Some(format!(
+            "({} not shown: --top {top}; --top {measured} shows all)",
+            present::count(hidden, "more variant")
+        ))
+    } else {
+        None
+    }
+}
+
+fn csv(groups: &[Group], top: usize) -> String {
+    let mut s = String::from(
+        "package,bench,function,ct_workload,arch,variant,score,mins,means,maxs,significant,time_s,noise,verdict\n",
+    );
+    let num =
+        |v: Option<f64>, digits: usize| v.map(|v| format!("{v:.digits$}")).unwrap_or_default();
+    for g in groups {
+        for r in listed(g, top).0 {
+            let sc = r.score.as_ref();
+            s.push_str(&format!(
+                "{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{}\n",
+                g.package,
+                g.bench,
+                g.function,
+                g.ct_workload,
+                g.arch,
+                r.variant,
+                match sc {
+                    Some(sc) => format!("{:.4}", sc.score),
+                    None => r.status.to_string(),
+                },
+                num(sc.map(|s| s.min), 4),
+                num(sc.map(|s| s.mean), 4),
+                num(sc.map(|s| s.max), 4),
+                sc.is_some_and(|s| s.significant),
+                r.timing
+                    .map(|t| format!("{:.4e}", t.time))
+                    .unwrap_or_default(),
+                num(r.timing.and_then(|t| t.noise), 4),
+                sc.filter(|_| r.variant != "base")
+                    .map(|s| s.verdict().key())
+                    .unwrap_or_default(),
+            ));
+        }
+    }
+    s
+}
+
+fn table(groups: &[Group], top: usize) -> String {
+    let mut s = String::new();
+    for g in groups {
+        let (listed, hidden) = listed(g, top);
+        let rows: Vec<[String; 8]> = listed.iter().map(cells).collect();
+        s.push_str(&format!("{}\n", title(g)));
+        let mut width = HEADER.map(str::len);
+        for r in &rows {
+            for (w, c) in width.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let line = |cells: Vec<&str>| {
+            let cells: Vec<String> = cells
+                .iter()
+                .zip(width)
+                .enumerate()
+                .map(|(i, (c, w))| {
+                    if i == 0 {
+                        format!("{c:<w$}")
+                    } else {
+                        format!("{c:>w$}")
+                    }
+                })
+                .collect();
+            cells.join("  ").trim_end().to_string()
+        };
+        s.push_str(&format!("  {}\n", line(HEADER.to_vec())));
+        for r in &rows {
+            s.push_str(&format!(
+                "  {}\n",
+                line(r.iter().map(String::as_str).collect())
+            ));
+        }
+        if let Some(note) = note(g, hidden, top) {
+            s.push_str(&format!("  {note}\n"));
+        }
+        s.push('\n');
+    }
+    for l in LEGEND {
+        s.push_str(l);
+        s.push('\n');
+    }
+    s
+}
+
+fn markdown(groups: &[Group], top: usize) -> String {
+    let mut s = String::new();
+    for g in groups {
+        let (listed, hidden) = listed(g, top);
+        s.push_str(&format!(
+            "### {}\n\n| {} |\n|---|{}\n",
+            title(g),
+            HEADER.join(" | "),
+            "---:|".repeat(HEADER.len() - 2) + ":---:|"
+        ));
+        for r in &listed {
+            s.push_str(&format!("| {} |\n", cells(r).join(" | ")));
+        }
+        if let Some(note) = note(g, hidden, top) {
+            s.push_str(&format!("\n{note}\n"));
+        }
+        s.push('\n');
+    }
+    for l in LEGEND {
+        s.push_str(&format!("- {l}\n"));
+    }
+    s
+}
 
 /// The `--top` report in `format`.
 pub fn render(groups: &[Group], top: usize, format: Format) -> String {
@@ -103,84 +264,9 @@ pub fn render(groups: &[Group], top: usize, format: Format) -> String {
         Format::Json => {
             serde_json::to_string_pretty(&to_json(groups, top)).unwrap_or_default() + "\n"
         }
-        Format::Csv => {
-            let mut s = String::from("package,bench,function,ct_workload,arch,variant,score,mins,means,maxs,significant\n");
-            for g in groups {
-                for r in rows(std::slice::from_ref(g), top).remove(0).1 {
-                    s.push_str(&format!(
-                        "{},{},{},\"{}\",{},{},{},{},{},{},{}\n",
-                        g.package,
-                        g.bench,
-                        g.function,
-                        g.ct_workload,
-                        g.arch,
-                        r[0],
-                        r[1],
-                        r[2],
-                        r[3],
-                        r[4],
-                        r[5] == "*"
-                    ));
-                }
-            }
-            s
-        }
-        Format::Markdown => {
-            let mut s = String::new();
-            for (title, rows) in rows(groups, top) {
-                s.push_str(&format!(
-                    "### {title}\n\n| {} |\n|{}\n",
-                    HEADER.join(" | "),
-                    "---|".repeat(6)
-                ));
-                for r in rows {
-                    s.push_str(&format!("| {} |\n", r.join(" | ")));
-                }
-                s.push('\n');
-            }
-            s.push_str("`*` significant against base; `~` within noise.\n");
-            s
-        }
-        Format::Table => {
-            let mut s = String::new();
-            for (title, rows) in rows(groups, top) {
-                s.push_str(&format!("{title}\n"));
-                let mut width = HEADER.map(str::len);
-                for r in &rows {
-                    for (w, c) in width.iter_mut().zip(r) {
-                        *w = (*w).max(c.len());
-                    }
-                }
-                let line = |cells: Vec<&str>| {
-                    cells
-                        .iter()
-                        .zip(width)
-                        .enumerate()
-                        .map(|(i, (c, w))| {
-                            if i == 0 {
-                                format!("{c:<w$}")
-                            } else {
-                                format!("{c:>w$}")
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join("  ")
-                };
-                s.push_str(&format!("  {}\n", line(HEADER.to_vec())));
-                for r in &rows {
-                    s.push_str(&format!(
-                        "  {}\n",
-                        line(r.iter().map(String::as_str).collect())
-                    ));
-                }
-                if rows.is_empty() {
-                    s.push_str("  (no variants measured)\n");
-                }
-                s.push('\n');
-            }
-            s.push_str("* significant against base (Mann-Whitney U, p < 0.05); ~ within noise\n");
-            s
-        }
+        Format::Csv => csv(groups, top),
+        Format::Markdown => markdown(groups, top),
+        Format::Table => table(groups, top),
     }
 }
 
@@ -232,4 +318,174 @@ pub fn coverage(groups: &[Group], store: &Store, format: Format) -> anyhow::Resu
             s
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use gputune_protocol::Status;
+
+    use super::*;
+    use crate::store::Measurement;
+
+    /// Thirty samples within ±1.5 % of `center` on one workload.
+    fn m(variant: &str, center: Option<f64>) -> Measurement {
+        let samples: Vec<f64> = center
+            .map(|c| {
+                (0..30)
+                    .map(|k| c * (1.0 + 0.03 * (f64::from(k * 7 % 11) / 10.0 - 0.5)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Measurement {
+            revision: "r1".into(),
+            device: "AMD EPYC|cpu|sms=2|bus=null|ecc=null".into(),
+            arch: "cpu".into(),
+            package: "p".into(),
+            bench: "b".into(),
+            function: "f".into(),
+            ct_workload: "T=f32".into(),
+            variant: variant.into(),
+            rt_workload: "N=1".into(),
+            rt_weight: 1.0,
+            status: if center.is_some() {
+                Status::Ok
+            } else {
+                Status::LaunchFailed
+            },
+            message: None,
+            center,
+            noise: center.map(|_| 0.012),
+            bandwidth: None,
+            samples,
+            build_seconds: None,
+            run_seconds: None,
+        }
+    }
+
+    fn groups() -> Vec<Group> {
+        crate::results::groups(
+            vec![
+                m("base", Some(1e-4)),
+                m("fast", Some(5e-5)),
+                m("same", Some(1e-4)),
+                m("slow", Some(2e-4)),
+                m("broken", None),
+            ],
+            false,
+        )
+    }
+
+    fn row<'a>(text: &'a str, label: &str) -> &'a str {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{label} ")))
+            .unwrap_or_else(|| panic!("no {label} row in\n{text}"))
+    }
+
+    #[test]
+    fn the_table_shows_base_times_noise_and_marks_each_direction() {
+        let text = render(&groups(), 5, Format::Table);
+        assert!(
+            text.starts_with("p / b.f [T=f32] on AMD EPYC (cpu, 2 cores)\n"),
+            "{text}"
+        );
+        let header = text.lines().nth(1).expect("header");
+        for col in HEADER {
+            assert!(header.contains(col), "{header}");
+        }
+        let base = row(&text, "base");
+        assert!(
+            base.contains("1.0000")
+                && base.contains("100.0 us")
+                && base.trim_end().ends_with("±1.2 %"),
+            "{text}"
+        );
+        let fast = row(&text, "fast");
+        assert!(
+            fast.contains("2.0000") && fast.contains("50.00 us"),
+            "{text}"
+        );
+        assert!(fast.trim_end().ends_with('+'), "{text}");
+        assert!(row(&text, "slow").trim_end().ends_with('-'), "{text}");
+        assert!(row(&text, "same").trim_end().ends_with('~'), "{text}");
+        assert!(row(&text, "broken").contains("launch_failed"), "{text}");
+        // Base comes after the variants, and the legend explains every column and mark.
+        assert!(text.find("  base ") > text.find("  broken "), "{text}");
+        assert!(
+            text.contains("score: weighted mean of the speedups"),
+            "{text}"
+        );
+        assert!(
+            text.contains("mins, means, maxs: smallest, mean and largest"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "+ significantly faster than base, - significantly slower, ~ within noise"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn top_zero_shows_base_and_says_what_it_left_out() {
+        let text = render(&groups(), 0, Format::Table);
+        assert!(row(&text, "base").contains("100.0 us"), "{text}");
+        assert!(!text.contains("no variants measured"), "{text}");
+        assert!(
+            text.contains("(4 more variants not shown: --top 0; --top 4 shows all)"),
+            "{text}"
+        );
+        let only_base = crate::results::groups(vec![m("base", Some(1e-4))], false);
+        let text = render(&only_base, 5, Format::Table);
+        assert!(text.contains("(no variants measured yet)"), "{text}");
+        assert!(row(&text, "base").contains("100.0 us"), "{text}");
+    }
+
+    #[test]
+    fn json_csv_and_markdown_carry_the_same_rows() {
+        let doc = to_json(&groups(), 5);
+        let g = &doc["groups"][0];
+        assert_eq!(g["device"], "AMD EPYC|cpu|sms=2|bus=null|ecc=null");
+        assert_eq!(g["device_name"], "AMD EPYC (cpu, 2 cores)");
+        let variants = g["variants"].as_array().expect("variants");
+        let by = |label: &str| {
+            variants
+                .iter()
+                .find(|v| v["variant"] == label)
+                .unwrap_or_else(|| panic!("{label} in {doc}"))
+        };
+        assert_eq!(by("fast")["verdict"], "faster");
+        assert_eq!(by("slow")["verdict"], "slower");
+        assert_eq!(by("same")["verdict"], "within_noise");
+        assert_eq!(by("fast")["time"], 5e-5);
+        assert_eq!(by("base")["noise"], 0.012);
+        assert!(by("base")["verdict"].is_null());
+        // What `check --baseline` reads is still there.
+        assert_eq!(by("base")["workloads"][0]["center"], 1e-4);
+        assert_eq!(variants.last().expect("a row")["variant"], "base");
+
+        let csv = render(&groups(), 5, Format::Csv);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(
+            lines[0].ends_with(",significant,time_s,noise,verdict"),
+            "{csv}"
+        );
+        assert!(
+            lines[1].contains(",fast,2.0000,")
+                && lines[1].ends_with(",true,5.0000e-5,0.0120,faster"),
+            "{csv}"
+        );
+        assert!(
+            lines.last().is_some_and(|l| l.contains(",base,1.0000,")),
+            "{csv}"
+        );
+
+        let md = render(&groups(), 5, Format::Markdown);
+        assert!(md.contains("| fast | 2.0000 |"), "{md}");
+        assert!(md.contains("| base | 1.0000 |"), "{md}");
+        assert!(
+            md.contains("- sig: + significantly faster than base"),
+            "{md}"
+        );
+    }
 }

@@ -41,6 +41,64 @@ pub struct Ranked {
     pub status: Status,
     /// The first message of a failure.
     pub message: Option<String>,
+    /// Its times, over the workloads it measured ok.
+    pub timing: Option<Timing>,
+}
+
+/// A variant's times in one figure: the median over its runtime workloads of each one's
+/// median (with one workload, that workload's median), and likewise of the relative noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    /// Seconds.
+    pub time: f64,
+    /// Relative standard deviation of the samples, when the bench reported it.
+    pub noise: Option<f64>,
+    /// Runtime workloads it is taken over.
+    pub workloads: usize,
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// The [`Timing`] of the ok measurements among `ms` that `keep` accepts.
+fn timing_where(ms: &[Measurement], keep: impl Fn(&Measurement) -> bool) -> Option<Timing> {
+    let ok: Vec<&Measurement> = ms
+        .iter()
+        .filter(|m| m.status == Status::Ok && m.center.is_some_and(|c| c > 0.0) && keep(m))
+        .collect();
+    Some(Timing {
+        time: median(ok.iter().filter_map(|m| m.center).collect())?,
+        noise: median(ok.iter().filter_map(|m| m.noise).collect()),
+        workloads: ok.len(),
+    })
+}
+
+/// The [`Timing`] of a variant's measurements.
+pub fn timing(ms: &[Measurement]) -> Option<Timing> {
+    timing_where(ms, |_| true)
+}
+
+/// The timings of `variant` and of `base` on the workloads both measured ok, so that the
+/// two compare like with like.
+pub fn paired_timing(base: &[Measurement], variant: &[Measurement]) -> Option<(Timing, Timing)> {
+    let ok_in = |ms: &[Measurement], rt: &str| {
+        ms.iter()
+            .any(|m| m.rt_workload == rt && m.status == Status::Ok && m.center.is_some())
+    };
+    Some((
+        timing_where(variant, |m| ok_in(base, &m.rt_workload))?,
+        timing_where(base, |m| ok_in(variant, &m.rt_workload))?,
+    ))
 }
 
 /// The groups of `ms`; with `latest_only`, only the most recent revision per package and
@@ -102,6 +160,11 @@ pub fn score_of(base: &[Measurement], variant: &[Measurement]) -> Option<Score> 
 }
 
 impl Group {
+    /// The device as people read it: `NVIDIA H200 (sm_90, 132 SMs, ECC on)`.
+    pub fn device_name(&self) -> String {
+        crate::present::device(&self.device, &self.arch)
+    }
+
     /// Base's measurements.
     pub fn base(&self) -> &[Measurement] {
         self.variants
@@ -127,6 +190,7 @@ impl Group {
                     },
                     status: bad.map_or(Status::Ok, |m| m.status),
                     message: bad.and_then(|m| m.message.clone()),
+                    timing: timing(ms),
                 }
             })
             .collect();
@@ -148,5 +212,53 @@ impl Group {
                     .as_ref()
                     .is_some_and(|s| s.significant && s.score > 1.0)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(variant: &str, rt: &str, center: f64, noise: f64) -> Measurement {
+        Measurement {
+            revision: "r".into(),
+            device: "d".into(),
+            arch: "cpu".into(),
+            package: "p".into(),
+            bench: "b".into(),
+            function: "f".into(),
+            ct_workload: "*".into(),
+            variant: variant.into(),
+            rt_workload: rt.into(),
+            rt_weight: 1.0,
+            status: Status::Ok,
+            message: None,
+            center: Some(center),
+            noise: Some(noise),
+            bandwidth: None,
+            samples: Vec::new(),
+            build_seconds: None,
+            run_seconds: None,
+        }
+    }
+
+    #[test]
+    fn timings_are_medians_over_workloads_and_pair_on_common_ones() {
+        let base = [
+            m("base", "a", 1.0, 0.01),
+            m("base", "b", 3.0, 0.03),
+            m("base", "c", 8.0, 0.02),
+        ];
+        let t = timing(&base).expect("timed");
+        assert_eq!((t.time, t.noise, t.workloads), (3.0, Some(0.02), 3));
+        let mut failed = m("v", "c", 9.0, 0.0);
+        failed.status = Status::Timeout;
+        let variant = [m("v", "a", 0.5, 0.01), m("v", "b", 1.5, 0.05), failed];
+        let (v, b) = paired_timing(&base, &variant).expect("paired");
+        // Over a and b only: the medians of two are their means.
+        assert_eq!((v.time, v.workloads), (1.0, 2));
+        assert_eq!((b.time, b.workloads), (2.0, 2));
+        assert_eq!(b.noise, Some(0.02));
+        assert!(paired_timing(&[], &variant).is_none());
     }
 }

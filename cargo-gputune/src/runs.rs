@@ -16,6 +16,7 @@ use gputune_protocol::{BenchArgs, StateRecord, StateStatus, Status, Stop};
 
 use crate::cargo::BenchTarget;
 use crate::output::Output;
+use crate::present;
 use crate::process::{self, Exit};
 use crate::protocol::{self, Axis, BenchInfo};
 use crate::results;
@@ -508,14 +509,18 @@ impl Measured {
                 .cloned()
                 .collect();
             for _ in labels.len()..group.len() {
-                out.advance();
+                out.skip();
             }
             if labels.is_empty() {
                 continue;
             }
             let base_secs = self.base_run.get(&ct.key).copied().unwrap_or(MIN_BASE_RUN);
             let limit = Duration::from_secs_f64(run_limit * base_secs.max(MIN_BASE_RUN));
-            out.progress_message(&format!("running {} variant(s) [{}]", labels.len(), ct.key));
+            out.progress_message(&format!(
+                "running {} [{}]",
+                present::count(labels.len(), "variant"),
+                ct.key
+            ));
             let base = self
                 .rows
                 .get(&(ct.key.clone(), "base".to_string()))
@@ -545,15 +550,7 @@ impl Measured {
                     None => match results::score_of(&base, &new) {
                         Some(sc) => {
                             scored.push((label.to_string(), Some(sc.score)));
-                            format!(
-                                "{:.4}{}",
-                                sc.score,
-                                if sc.significant {
-                                    ""
-                                } else {
-                                    "  (within noise)"
-                                }
-                            )
+                            present::live_score(&sc, results::paired_timing(&base, &new))
                         }
                         None => {
                             scored.push((label.to_string(), None));

@@ -57,6 +57,58 @@ pub struct Score {
     pub workloads: usize,
 }
 
+/// Where a variant stands against base: what `report`'s sig column (`+`, `-`, `~`) and
+/// `search`'s lines (`faster`, `slower`, `within noise`) say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Significantly faster than base.
+    Faster,
+    /// Significantly slower than base.
+    Slower,
+    /// Not distinguishable from base.
+    WithinNoise,
+}
+
+impl Verdict {
+    /// The report's mark: `+` faster, `-` slower, `~` within noise.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Verdict::Faster => "+",
+            Verdict::Slower => "-",
+            Verdict::WithinNoise => "~",
+        }
+    }
+
+    /// In words, as `search` prints it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::WithinNoise => "within noise",
+        }
+    }
+
+    /// As the report JSON and CSV write it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::WithinNoise => "within_noise",
+        }
+    }
+}
+
+impl Score {
+    /// Faster or slower when significant, else within noise.
+    pub fn verdict(&self) -> Verdict {
+        match (self.significant, self.score > 1.0) {
+            (false, _) => Verdict::WithinNoise,
+            (true, true) => Verdict::Faster,
+            (true, false) => Verdict::Slower,
+        }
+    }
+}
+
 /// Scores the workloads measured for both; `None` when there are none.
 pub fn score(pairs: &[Pair<'_>]) -> Option<Score> {
     let pairs: Vec<&Pair<'_>> = pairs
@@ -221,5 +273,38 @@ mod tests {
             samples: &base,
         }];
         assert!(!score(&same).expect("scored").significant);
+        assert_eq!(
+            score(&same).expect("scored").verdict(),
+            Verdict::WithinNoise
+        );
+    }
+
+    #[test]
+    fn significant_slowdowns_and_speedups_get_different_verdicts() {
+        let base: Vec<f64> = (0..40).map(|i| 2.0 + f64::from(i % 5) * 0.01).collect();
+        let fast: Vec<f64> = base.iter().map(|v| v / 2.0).collect();
+        let slow: Vec<f64> = base.iter().map(|v| v * 2.0).collect();
+        let scored = |samples: &[f64], center: f64| {
+            score(&[Pair {
+                weight: 1.0,
+                base_center: 2.02,
+                center,
+                base_samples: &base,
+                samples,
+            }])
+            .expect("scored")
+        };
+        let (fast, slow) = (scored(&fast, 1.01), scored(&slow, 4.04));
+        assert!(fast.significant && slow.significant);
+        assert_eq!(
+            (fast.verdict(), slow.verdict()),
+            (Verdict::Faster, Verdict::Slower)
+        );
+        let marks: Vec<&str> = [Verdict::Faster, Verdict::Slower, Verdict::WithinNoise]
+            .iter()
+            .map(|v| v.mark())
+            .collect();
+        assert_eq!(marks, ["+", "-", "~"]);
+        assert_eq!(Verdict::Slower.words(), "slower");
     }
 }

@@ -57,7 +57,7 @@ pub(super) fn svg(
         title,
         subtitle,
         key: Some(
-            "blue: faster than base, red: slower; ~ within noise; grey: failed, not scored; blank: not measured; black frame: best",
+            "blue: faster than base, red: slower; ~ within noise; grey: failed, not scored; blank: not measured; black frame: fastest found",
         ),
     };
     frame.svg(|root| {

@@ -211,9 +211,9 @@ mod tests {
             "{texts:?}"
         );
         assert!(
-            texts
-                .iter()
-                .any(|t| t.ends_with(", best a_2.b_2.c_4 8.00; each cell is the best over b")),
+            texts.iter().any(|t| t.ends_with(
+                ", fastest found a_2.b_2.c_4 (8.00× base); each cell is the best over b"
+            )),
             "{texts:?}"
         );
         // (c = 4, a = 2) holds b = 1 (speed-up 6) and b = 2 (speed-up 8): the cell shows 8.

@@ -7,6 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::frame::{category, text_width, Categories, Frame, BASE_COLOR, FONT, PALETTE};
+use crate::present::four_digits;
 use crate::results::{Group, Ranked};
 use crate::store::Measurement;
 
@@ -86,14 +87,9 @@ pub(super) fn svg(g: &Group, ranked: &[Ranked], rt: &str, top: usize) -> Result<
     if rows.is_empty() {
         return Ok(None);
     }
-    let lo = rows
-        .iter()
-        .filter_map(|r| r.samples.first())
-        .fold(f64::INFINITY, |a, &b| a.min(b));
-    let hi = rows
-        .iter()
-        .filter_map(|r| r.samples.last())
-        .fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+    let (lo, hi) = axis_span(&rows);
+    let outside = |r: &Row<'_>| r.samples.iter().filter(|&&v| v < lo || v > hi).count();
+    let clipped: usize = rows.iter().map(outside).sum();
     let (unit_name, scale) = unit(hi);
     let pad = ((hi - lo) * 0.05)
         .max(hi.abs() * 0.01)
@@ -114,11 +110,22 @@ pub(super) fn svg(g: &Group, ranked: &[Ranked], rt: &str, top: usize) -> Result<
 
     let title = format!("{}.{} [{}] · {}", g.bench, g.function, g.ct_workload, rt);
     let subtitle = format!(
-        "{} on {} ({}): base and the top {} variant(s) by score; dashed: base median",
+        "{} on {}: base and the top {} variant(s) by score; dashed: base median{}",
         g.package,
-        g.device,
-        g.arch,
-        rows.iter().filter(|r| r.label != "base").count()
+        g.device_name(),
+        rows.iter().filter(|r| r.label != "base").count(),
+        if clipped > 0 {
+            format!(
+                "; axis cut at the largest q3 + 3·IQR, {} beyond it",
+                if clipped == 1 {
+                    "1 outlier".to_string()
+                } else {
+                    format!("{clipped} outliers")
+                }
+            )
+        } else {
+            String::new()
+        }
     );
     let frame = Frame {
         size: (width, height),
@@ -150,7 +157,13 @@ pub(super) fn svg(g: &Group, ranked: &[Ranked], rt: &str, top: usize) -> Result<
         }
         for (i, row) in rows.iter().enumerate() {
             let y = y_of(i);
-            let dots = thin(&row.samples, MAX_DOTS);
+            let inside: Vec<f64> = row
+                .samples
+                .iter()
+                .copied()
+                .filter(|v| (lo..=hi).contains(v))
+                .collect();
+            let dots = thin(&inside, MAX_DOTS);
             chart.draw_series(dots.iter().enumerate().map(|(k, &s)| {
                 Circle::new(
                     (s * scale, y + jitter(k) * 0.5),
@@ -160,7 +173,9 @@ pub(super) fn svg(g: &Group, ranked: &[Ranked], rt: &str, top: usize) -> Result<
             }))?;
             let q = |p: f64| quantile(&row.samples, p) * scale;
             let (q1, med, q3) = (q(0.25), q(0.5), q(0.75));
-            let (min, max) = (q(0.0), q(1.0));
+            // Whiskers end at the axis; what lies beyond it is counted in the note.
+            let (min, max) = (q(0.0).max(lo * scale), q(1.0).min(hi * scale));
+            let beyond = outside(row);
             let stroke = row.color.stroke_width(2);
             chart.draw_series([
                 PathElement::new([(min, y), (q1, y)], row.color.stroke_width(1)),
@@ -172,9 +187,17 @@ pub(super) fn svg(g: &Group, ranked: &[Ranked], rt: &str, top: usize) -> Result<
             ])?;
             chart.draw_series([Rectangle::new([(q1, y - 0.3), (q3, y + 0.3)], stroke)])?;
             let note = format!(
-                "n={} median {} {unit_name}",
+                "n={} median {} {unit_name}{}",
                 row.measurement.samples.len(),
-                four_digits(med)
+                four_digits(med),
+                if beyond > 0 {
+                    format!(
+                        "; {beyond} beyond the axis (up to {} {unit_name})",
+                        four_digits(q(1.0))
+                    )
+                } else {
+                    String::new()
+                }
             );
             // Boxes near the right edge get their note on their left, so it is not cut off.
             let (at, anchor) = if min > x_mid {
@@ -196,15 +219,21 @@ pub(super) fn svg(g: &Group, ranked: &[Ranked], rt: &str, top: usize) -> Result<
     Ok(Some(svg))
 }
 
-/// `v` with four significant digits for values from 1 to 9999, the range a unit puts times in.
-fn four_digits(v: f64) -> String {
-    let decimals = match v.abs() {
-        a if a >= 1000.0 => 0,
-        a if a >= 100.0 => 1,
-        a if a >= 10.0 => 2,
-        _ => 3,
-    };
-    format!("{v:.decimals$}")
+/// The time axis: from the smallest q1 − 3·IQR to the largest q3 + 3·IQR of the rows (each
+/// row's samples sorted), within the samples' range. Every box fits; a few extreme outliers
+/// do not stretch the axis until the boxes are slivers.
+fn axis_span(rows: &[Row<'_>]) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
+    for r in rows {
+        let (q1, q3) = (quantile(&r.samples, 0.25), quantile(&r.samples, 0.75));
+        let iqr = q3 - q1;
+        lo = lo.min(q1 - 3.0 * iqr);
+        hi = hi.max(q3 + 3.0 * iqr);
+        min = min.min(r.samples[0]);
+        max = max.max(r.samples[r.samples.len() - 1]);
+    }
+    (lo.max(min), hi.min(max))
 }
 
 fn sorted(v: &[f64]) -> Vec<f64> {
@@ -335,6 +364,39 @@ mod tests {
         let texts = svg_texts(&read(&plots.files[0]));
         assert!(texts.iter().any(|t| t.starts_with("work_1 (")), "{texts:?}");
         assert!(!texts.iter().any(|t| t == "base"), "{texts:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_few_extreme_outliers_do_not_stretch_the_time_axis() {
+        // Boxes near 100 us and 50 us; three of base's samples took 5 ms.
+        let mut base = measurement("spin", "base", RT_A, Some(1e-4));
+        base.samples.extend([5e-3, 4e-3, 3e-3]);
+        let ms = vec![base, measurement("spin", "work_1", RT_A, Some(5e-5))];
+        let groups = crate::results::groups(ms, false);
+        let dir = temp_dir("outliers");
+        let plots = write(&dir, &groups, &Specs::new(), 5, &[]).expect("written");
+        let texts = svg_texts(&read(&plots.files[0]));
+        assert!(
+            texts.contains(&"time per sample (µs)".to_string()),
+            "the axis is scaled to the boxes, not to 5 ms: {texts:?}"
+        );
+        assert!(
+            texts.iter().any(|t| t.ends_with("3 outliers beyond it")),
+            "{texts:?}"
+        );
+        assert!(
+            texts.iter().any(|t| t.starts_with("n=33 median")
+                && t.ends_with("3 beyond the axis (up to 5000 µs)")),
+            "{texts:?}"
+        );
+        // The variant's row has none beyond.
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with("n=30 median") && !t.contains("beyond")),
+            "{texts:?}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

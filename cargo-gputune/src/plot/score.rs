@@ -105,13 +105,12 @@ pub(super) fn svg(
         .values()
         .filter_map(|c| c.best.as_ref())
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|b| format!(", best {} {}", b.2, score_text(b)))
+        .map(|b| format!(", {}", fastest_text(b)))
         .unwrap_or_default();
     let subtitle = format!(
-        "{} on {} ({}): score against base (1 = base){best}{}",
+        "{} on {}: score against base (1 = base){best}{}",
         g.package,
-        g.device,
-        g.arch,
+        g.device_name(),
         if others.is_empty() {
             String::new()
         } else {
@@ -128,6 +127,20 @@ pub(super) fn svg(
         line::svg(&title, &subtitle, over[0], &axes[0], &cells)?
     };
     Ok(Some(svg))
+}
+
+/// The fastest variant found, framed honestly: one within noise of base, or slower than
+/// base, is not called a win (`fastest found x (0.74× base: slower than base)`).
+fn fastest_text(best: &(f64, bool, String)) -> String {
+    let (score, significant, label) = best;
+    let how = if !significant {
+        ": within noise of base"
+    } else if *score < 1.0 {
+        ": slower than base"
+    } else {
+        ""
+    };
+    format!("fastest found {label} ({score:.2}× base{how})")
 }
 
 /// A best score as the charts print it; `~` marks one within noise of base.
@@ -156,5 +169,19 @@ mod tests {
         );
         assert_eq!(split("tpb_1", &["ipt"]), None);
         assert_eq!(split("ipt_1", &["ipt", "tpb"]), None);
+    }
+
+    #[test]
+    fn a_variant_slower_than_base_is_not_called_best() {
+        let text = |score: f64, significant: bool| fastest_text(&(score, significant, "v".into()));
+        assert_eq!(text(1.5, true), "fastest found v (1.50× base)");
+        assert_eq!(
+            text(0.74, true),
+            "fastest found v (0.74× base: slower than base)"
+        );
+        assert_eq!(
+            text(1.01, false),
+            "fastest found v (1.01× base: within noise of base)"
+        );
     }
 }

@@ -118,7 +118,10 @@ impl BuildStage for CargoBuilder<'_> {
     fn announce(&self, batch: &[String], out: &mut Output) {
         match self.announce {
             Announce::Search => {
-                out.progress_message(&format!("building {} variant(s)", batch.len()));
+                out.progress_message(&format!(
+                    "building {}",
+                    crate::present::count(batch.len(), "variant")
+                ));
                 out.verbose(&format!(
                     "cargo build -p {} --bench {} --profile {} with GPUTUNE_VARIANTS={} \
                      variant(s) of {}",

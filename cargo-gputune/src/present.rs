@@ -1,0 +1,178 @@
+//! How results read for people: times, noise, device names and the live line of a search,
+//! in the words and units that `search`, `report`, `check` and the plots share.
+
+use crate::results::Timing;
+use crate::score::Score;
+
+/// `v` with four significant digits for values from 1 to 9999, the range a unit puts times in.
+pub fn four_digits(v: f64) -> String {
+    let decimals = match v.abs() {
+        a if a >= 1000.0 => 0,
+        a if a >= 100.0 => 1,
+        a if a >= 10.0 => 2,
+        _ => 3,
+    };
+    format!("{v:.decimals$}")
+}
+
+/// A time in seconds with its unit and four significant digits: `129.6 us`, `1.234 ms`.
+/// ASCII (`us`, not `µs`), so that tables line up in any terminal.
+pub fn time(seconds: f64) -> String {
+    let a = seconds.abs();
+    let (unit, scale) = if a < 1e-6 {
+        ("ns", 1e9)
+    } else if a < 1e-3 {
+        ("us", 1e6)
+    } else if a < 1.0 {
+        ("ms", 1e3)
+    } else {
+        ("s", 1.0)
+    };
+    format!("{} {unit}", four_digits(seconds * scale))
+}
+
+/// A relative noise (a fraction) as `±1.0 %`.
+pub fn noise(fraction: f64) -> String {
+    format!("±{:.1} %", fraction * 100.0)
+}
+
+/// A device identity (`NAME|ARCH|sms=N|bus=B|ecc=E`, see `Device::identity`) as people read
+/// it: `NVIDIA H200 (sm_90, 132 SMs, ECC on)`, `AMD EPYC (cpu, 2 cores)`. Anything else is
+/// returned as it is, with `arch` after it when given.
+pub fn device(identity: &str, arch: &str) -> String {
+    let fallback = || {
+        if arch.is_empty() || identity.contains(arch) {
+            identity.to_string()
+        } else {
+            format!("{identity} ({arch})")
+        }
+    };
+    // From the right: a name may itself hold `|`.
+    let mut parts = identity.rsplitn(5, '|');
+    let (Some(ecc), Some(_bus), Some(sms), Some(id_arch), Some(name)) = (
+        parts.next().and_then(|p| p.strip_prefix("ecc=")),
+        parts.next().and_then(|p| p.strip_prefix("bus=")),
+        parts.next().and_then(|p| p.strip_prefix("sms=")),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return fallback();
+    };
+    let cpu = id_arch == "cpu";
+    let mut facts = vec![id_arch.to_string()];
+    if let Ok(n) = sms.parse::<u64>() {
+        let unit = match (cpu, n == 1) {
+            (true, true) => "core",
+            (true, false) => "cores",
+            (false, true) => "SM",
+            (false, false) => "SMs",
+        };
+        facts.push(format!("{n} {unit}"));
+    }
+    match ecc {
+        "true" => facts.push("ECC on".into()),
+        "false" if !cpu => facts.push("ECC off".into()),
+        _ => {}
+    }
+    format!("{name} ({})", facts.join(", "))
+}
+
+/// `1 variant`, `3 variants`.
+pub fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+/// What a search prints after a variant's label when it was scored: the score first (the
+/// number scripts read), then its median time against base's on the same workloads, its
+/// noise, and the verdict: `1.0047×  129.6 us vs base 130.2 us  ±1.0 %  faster`.
+pub fn live_score(score: &Score, times: Option<(Timing, Timing)>) -> String {
+    let mut line = format!("{:.4}×", score.score);
+    if let Some((variant, base)) = times {
+        line.push_str(&format!(
+            "  {} vs base {}",
+            time(variant.time),
+            time(base.time)
+        ));
+        if let Some(n) = variant.noise {
+            line.push_str(&format!("  {}", noise(n)));
+        }
+    }
+    line.push_str("  ");
+    line.push_str(score.verdict().words());
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_take_a_unit_and_four_digits() {
+        assert_eq!(time(129.6e-6), "129.6 us");
+        assert_eq!(time(1.2345e-3), "1.234 ms");
+        assert_eq!(time(5e-8), "50.00 ns");
+        assert_eq!(time(2.5), "2.500 s");
+        assert_eq!(noise(0.0104), "±1.0 %");
+        assert_eq!(four_digits(999.94), "999.9");
+        assert_eq!(
+            (count(1, "variant"), count(3, "variant")),
+            ("1 variant".into(), "3 variants".into())
+        );
+    }
+
+    #[test]
+    fn device_identities_read_as_names() {
+        assert_eq!(
+            device("NVIDIA H200|sm_90|sms=132|bus=6144|ecc=true", "sm_90"),
+            "NVIDIA H200 (sm_90, 132 SMs, ECC on)"
+        );
+        assert_eq!(
+            device("AMD EPYC|cpu|sms=2|bus=null|ecc=null", "cpu"),
+            "AMD EPYC (cpu, 2 cores)"
+        );
+        assert_eq!(
+            device("Some|GPU|sm_80|sms=1|bus=5120|ecc=false", "sm_80"),
+            "Some|GPU (sm_80, 1 SM, ECC off)"
+        );
+        assert_eq!(
+            device("X|sm_75|sms=null|bus=null|ecc=null", "sm_75"),
+            "X (sm_75)"
+        );
+        // Not an identity: as it is, with the architecture.
+        assert_eq!(
+            device("NVIDIA H100 80GB HBM3", "sm_90"),
+            "NVIDIA H100 80GB HBM3 (sm_90)"
+        );
+        assert_eq!(device("cpu box", ""), "cpu box");
+    }
+
+    #[test]
+    fn the_live_line_leads_with_the_score_and_names_the_direction() {
+        let score = |value: f64, significant: bool| Score {
+            score: value,
+            min: value,
+            mean: value,
+            max: value,
+            significant,
+            workloads: 1,
+        };
+        let t = |time: f64, noise: Option<f64>| Timing {
+            time,
+            noise,
+            workloads: 1,
+        };
+        let line = live_score(
+            &score(1.0047, true),
+            Some((t(129.6e-6, Some(0.01)), t(130.2e-6, Some(0.02)))),
+        );
+        assert_eq!(line, "1.0047×  129.6 us vs base 130.2 us  ±1.0 %  faster");
+        assert!(line
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| w.starts_with("1.0047")));
+        let line = live_score(&score(0.74, true), None);
+        assert_eq!(line, "0.7400×  slower");
+        let line = live_score(&score(0.999, false), Some((t(1e-3, None), t(1e-3, None))));
+        assert_eq!(line, "0.9990×  1.000 ms vs base 1.000 ms  within noise");
+    }
+}
