@@ -63,6 +63,34 @@ where
     Ok(result)
 }
 
+/// Takes the value of type `V` kept under `key` out of the store, if there is one; give it
+/// back with [`put`]. For callers that need the value and something else mutably at once.
+pub(crate) fn take<K, V>(key: &K) -> Option<V>
+where
+    K: PartialEq + Send + 'static,
+    V: Send + 'static,
+{
+    let mut all = kept();
+    let at = all.iter().position(|entry| {
+        entry
+            .downcast_ref::<(K, V)>()
+            .is_some_and(|(k, _)| k == key)
+    })?;
+    all.swap_remove(at)
+        .downcast::<(K, V)>()
+        .ok()
+        .map(|entry| entry.1)
+}
+
+/// Keeps `value` under `key` for the next [`take`] or [`with`].
+pub(crate) fn put<K, V>(key: K, value: V)
+where
+    K: PartialEq + Send + 'static,
+    V: Send + 'static,
+{
+    kept().push(Box::new((key, value)));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

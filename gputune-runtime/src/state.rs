@@ -91,6 +91,8 @@ pub struct State<'r> {
     pub(crate) executed: bool,
     /// The tuned function of the bench (`Bench::tunes`), whose base verification runs.
     pub(crate) tunes: Option<&'r str>,
+    /// The bench's name: part of what [`State::with_setup`] keeps values under.
+    pub(crate) bench: &'r str,
 }
 
 impl<'r> State<'r> {
@@ -99,6 +101,7 @@ impl<'r> State<'r> {
         backend: &'r mut dyn Backend,
         config: &'r ExecConfig,
         tunes: Option<&'r str>,
+        bench: &'r str,
     ) -> State<'r> {
         State {
             axis_values,
@@ -107,7 +110,62 @@ impl<'r> State<'r> {
             outcome: Outcome::default(),
             executed: false,
             tunes,
+            bench,
         }
+    }
+
+    /// Runs `f` with what this workload needs that no variant changes — inputs, output
+    /// buffers, reference answers — made by `make` once per process and kept for the states
+    /// of every later variant of the same bench and workload (its axis values, the type
+    /// instance and device included).
+    ///
+    /// A search runs many variants over the same workloads in one process; setting up inside
+    /// `make` instead of in the bench function is what keeps a 1 GiB input from being filled
+    /// again for every variant. The value is one per type `V`: a bench may keep several.
+    ///
+    /// ```no_run
+    /// use gputune_runtime::{BenchResult, State};
+    ///
+    /// fn bench(state: &mut State<'_>) -> BenchResult {
+    ///     let n = usize::try_from(state.get_int64("Elements")?)?;
+    ///     state.with_setup(
+    ///         // Once per workload and process, however many variants run it.
+    ///         |_| Ok::<_, gputune_runtime::BoxError>(vec![1.0f32; n]),
+    ///         |state, input| {
+    ///             state.exec(|_| {
+    ///                 std::hint::black_box(input.iter().sum::<f32>());
+    ///                 Ok(())
+    ///             });
+    ///         },
+    ///     )?;
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn with_setup<V, E, R>(
+        &mut self,
+        make: impl FnOnce(&Self) -> std::result::Result<V, E>,
+        f: impl FnOnce(&mut Self, &mut V) -> R,
+    ) -> std::result::Result<R, E>
+    where
+        V: Send + 'static,
+    {
+        let key = self.workload_key();
+        let mut value = match crate::kept::take::<(String, String), V>(&key) {
+            Some(v) => v,
+            None => make(self)?,
+        };
+        let result = f(self, &mut value);
+        crate::kept::put(key, value);
+        Ok(result)
+    }
+
+    /// `(bench, "Device=0 T{ct}=f32 Elements{io}=2^20")`: what a kept setup belongs to.
+    fn workload_key(&self) -> (String, String) {
+        let mut name = format!("Device={}", self.backend.device().id);
+        for (axis, value) in &self.axis_values {
+            name.push_str(&format!(" {axis}={}", value.display()));
+        }
+        (self.bench.to_string(), name)
     }
 
     fn value(&self, name: &str) -> Result<&AxisValue> {

@@ -170,6 +170,57 @@ fn production_batched_and_isolated_builds_run_the_right_constants() {
         }
     }
 
+    // Setup is once per workload and process: 64 variants over the two type instances (one
+    // process) set up twice, not 128 times.
+    {
+        let labels: Vec<String> = space
+            .iter()
+            .take(64)
+            .map(|l| format!("constants.{l}"))
+            .collect();
+        let selection: Vec<String> = labels.iter().map(|l| format!("{PACKAGE}::{l}")).collect();
+        let batched = build(Some(&selection.join(","))).expect("batched build");
+        let out = Command::new(&batched.bench)
+            .args([
+                "--variant",
+                &labels.join(","),
+                "--stopping-criterion",
+                "sample-count",
+            ])
+            .args([
+                "--target-samples",
+                "1",
+                "--min-samples",
+                "1",
+                "--no-batch",
+                "--json",
+                "-",
+            ])
+            .output()
+            .expect("the bench runs");
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let states = doc["benchmarks"][0]["states"].as_array().expect("states");
+        assert_eq!(states.len(), 128, "64 variants × 2 workloads");
+        let setups: Vec<f64> = states
+            .iter()
+            .filter_map(|st| {
+                st["summaries"]
+                    .as_array()?
+                    .iter()
+                    .find(|s| s["tag"] == "fixture/setups")?["data"][0]["value"]
+                    .as_str()?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        assert_eq!(setups.len(), 128);
+        assert_eq!(
+            setups.iter().copied().fold(0.0, f64::max),
+            2.0,
+            "{setups:?}"
+        );
+    }
+
     // A batch of 64: every one of them runs its own constants, selected by --variant.
     let batch: Vec<String> = space.iter().take(64).cloned().collect();
     let selection: Vec<String> = batch

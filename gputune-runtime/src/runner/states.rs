@@ -180,7 +180,7 @@ fn measure(
     axis_values: Vec<(String, AxisValue)>,
 ) -> Outcome {
     let tunes = pass.bench.tunes.as_deref();
-    let mut state = State::new(axis_values, backend, exec, tunes);
+    let mut state = State::new(axis_values, backend, exec, tunes, &pass.bench.name);
     if let Err(e) = function(&mut state) {
         state.outcome.fail_with(e.as_ref());
     }
