@@ -81,6 +81,23 @@ impl ConstType {
 }
 
 impl TuneSpec {
+    /// The `TUNED` item every variant's body sees: the function's name and, per parameter,
+    /// its declared name, its `const` name and its value as a define (`("scale",
+    /// &[("ipt", "IPT", "8"), …])`), plain data that a kernel handle turns into `-D` options.
+    /// Written here once for the macro and the build helper.
+    pub fn tuned_item(&self, function: &str, values: &[&Value]) -> String {
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .zip(values)
+            .map(|(p, v)| format!("({:?}, {:?}, {:?})", p.name, p.const_name(), v.define_text()))
+            .collect();
+        format!(
+            "#[allow(dead_code)] const TUNED: (&str, &[(&str, &str, &str)]) = ({function:?}, &[{}]);",
+            params.join(", ")
+        )
+    }
+
     /// The type of the `const` of parameter `index` (declaration order).
     pub fn const_type(&self, index: usize) -> ConstType {
         let base = self.base.get(index);

@@ -37,6 +37,17 @@ impl Value {
         std::mem::discriminant(self) == std::mem::discriminant(other)
     }
 
+    /// The value as a C preprocessor define sees it: `8`, `-3`, `1`/`0` for booleans, and the
+    /// text of identifiers and strings (`ldg`), so that a kernel's source can use every
+    /// parameter of a variant as a macro.
+    pub fn define_text(&self) -> String {
+        match self {
+            Value::Int(v) => v.to_string(),
+            Value::Bool(v) => u8::from(*v).to_string(),
+            Value::Ident(s) | Value::Str(s) => s.clone(),
+        }
+    }
+
     /// The value as a Rust literal: `8`, `-3`, `true`, `"ldg"` (identifiers become strings).
     pub fn rust_literal(&self) -> String {
         match self {

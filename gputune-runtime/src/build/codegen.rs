@@ -90,9 +90,14 @@ impl Dispatch {
     }
 }
 
-/// The `const` items of `point`, as the body sees them.
-pub fn constants(spec: &TuneSpec, point: &Point) -> String {
-    spec.params
+/// The `const` items of `point`, as the body of `function` sees them: one per parameter, and
+/// `TUNED` ([`TuneSpec::tuned_item`]).
+pub fn constants(function: &str, spec: &TuneSpec, point: &Point) -> String {
+    let values: Vec<&gputune_grammar::Value> =
+        spec.params.iter().filter_map(|p| point.get(&p.name)).collect();
+    let tuned = spec.tuned_item(function, &values);
+    let consts = spec
+        .params
         .iter()
         .enumerate()
         .map(|(i, p)| {
@@ -107,7 +112,8 @@ pub fn constants(spec: &TuneSpec, point: &Point) -> String {
             )
         })
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    format!("{consts} {tuned}")
 }
 
 /// The condition that tells workload `key` (`T=f32,N=4`) apart at run time, from the
@@ -150,7 +156,7 @@ pub fn source(f: &Found, dispatch: &mut Dispatch) -> String {
     );
     let base = format!(
         "__gputune_body!($; {})",
-        constants(&f.spec, &dispatch.arms[0].point)
+        constants(&f.name, &f.spec, &dispatch.arms[0].point)
     );
     if dispatch.arms.len() == 1 {
         return format!("{header}{base}\n");
@@ -212,7 +218,7 @@ pub fn source(f: &Found, dispatch: &mut Dispatch) -> String {
         }
         arms.push_str(&format!(
             "        {i} => __gputune_body!($; {}),\n",
-            constants(&f.spec, &arm.point)
+            constants(&f.name, &f.spec, &arm.point)
         ));
     }
     format!(
@@ -257,8 +263,10 @@ mod tests {
         assert!(src.contains(
             "__gputune_body!($; #[allow(dead_code)] const IPT: usize = 1; \
              #[allow(dead_code)] const FAST: bool = false; \
-             #[allow(dead_code)] const LOAD: &str = \"ldg\";)"
-        ));
+             #[allow(dead_code)] const LOAD: &str = \"ldg\"; \
+             #[allow(dead_code)] const TUNED: (&str, &[(&str, &str, &str)]) = (\"f\", \
+             &[(\"ipt\", \"IPT\", \"1\"), (\"fast\", \"FAST\", \"0\"), (\"load\", \"LOAD\", \"ldg\")]);)"
+        ), "{src}");
         assert!(!src.contains("match"));
     }
 
