@@ -74,11 +74,16 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
         None => {
             let mut consts = constants(&spec);
             let base: Vec<&Value> = spec.base.iter().collect();
-            match spec.tuned_item(name.trim_start_matches("r#"), &base).parse() {
+            match spec
+                .tuned_item(name.trim_start_matches("r#"), &base)
+                .parse()
+            {
                 Ok(item) => consts.push(item),
-                Err(e) => return syn::Error::new(function.sig.ident.span(), e.to_string())
-                    .to_compile_error()
-                    .into(),
+                Err(e) => {
+                    return syn::Error::new(function.sig.ident.span(), e.to_string())
+                        .to_compile_error()
+                        .into()
+                }
             }
             syn::parse_quote!({
                 #(#consts)*

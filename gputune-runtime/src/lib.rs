@@ -24,6 +24,8 @@ pub mod criterion;
 pub mod device;
 pub mod error;
 pub mod kept;
+#[cfg(feature = "cuda")]
+pub mod kernel;
 pub mod launch;
 pub mod measure;
 pub mod output;

@@ -82,18 +82,29 @@ impl ConstType {
 
 impl TuneSpec {
     /// The `TUNED` item every variant's body sees: the function's name and, per parameter,
-    /// its declared name, its `const` name and its value as a define (`("scale",
-    /// &[("ipt", "IPT", "8"), …])`), plain data that a kernel handle turns into `-D` options.
-    /// Written here once for the macro and the build helper.
+    /// its declared name, its `const` name, its value and its base value as defines
+    /// (`("scale", &[("ipt", "IPT", "8", "4"), …])`): plain data from which a kernel handle
+    /// makes the `-D` options of this variant and of every other one it prepares. Written here
+    /// once for the macro and the build helper.
     pub fn tuned_item(&self, function: &str, values: &[&Value]) -> String {
         let params: Vec<String> = self
             .params
             .iter()
             .zip(values)
-            .map(|(p, v)| format!("({:?}, {:?}, {:?})", p.name, p.const_name(), v.define_text()))
+            .zip(&self.base)
+            .map(|((p, v), b)| {
+                format!(
+                    "({:?}, {:?}, {:?}, {:?})",
+                    p.name,
+                    p.const_name(),
+                    v.define_text(),
+                    b.define_text()
+                )
+            })
             .collect();
         format!(
-            "#[allow(dead_code)] const TUNED: (&str, &[(&str, &str, &str)]) = ({function:?}, &[{}]);",
+            "#[allow(dead_code)] const TUNED: (&str, &[(&str, &str, &str, &str)]) = \
+             ({function:?}, &[{}]);",
             params.join(", ")
         )
     }

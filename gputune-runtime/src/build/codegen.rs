@@ -93,8 +93,11 @@ impl Dispatch {
 /// The `const` items of `point`, as the body of `function` sees them: one per parameter, and
 /// `TUNED` ([`TuneSpec::tuned_item`]).
 pub fn constants(function: &str, spec: &TuneSpec, point: &Point) -> String {
-    let values: Vec<&gputune_grammar::Value> =
-        spec.params.iter().filter_map(|p| point.get(&p.name)).collect();
+    let values: Vec<&gputune_grammar::Value> = spec
+        .params
+        .iter()
+        .filter_map(|p| point.get(&p.name))
+        .collect();
     let tuned = spec.tuned_item(function, &values);
     let consts = spec
         .params
@@ -260,13 +263,17 @@ mod tests {
         let f = found();
         let mut d = Dispatch::new(&f, &[], &[]);
         let src = source(&f, &mut d);
-        assert!(src.contains(
-            "__gputune_body!($; #[allow(dead_code)] const IPT: usize = 1; \
+        assert!(
+            src.contains(
+                "__gputune_body!($; #[allow(dead_code)] const IPT: usize = 1; \
              #[allow(dead_code)] const FAST: bool = false; \
              #[allow(dead_code)] const LOAD: &str = \"ldg\"; \
-             #[allow(dead_code)] const TUNED: (&str, &[(&str, &str, &str)]) = (\"f\", \
-             &[(\"ipt\", \"IPT\", \"1\"), (\"fast\", \"FAST\", \"0\"), (\"load\", \"LOAD\", \"ldg\")]);)"
-        ), "{src}");
+             #[allow(dead_code)] const TUNED: (&str, &[(&str, &str, &str, &str)]) = (\"f\", \
+             &[(\"ipt\", \"IPT\", \"1\", \"1\"), (\"fast\", \"FAST\", \"0\", \"0\"), \
+             (\"load\", \"LOAD\", \"ldg\", \"ldg\")]);)"
+            ),
+            "{src}"
+        );
         assert!(!src.contains("match"));
     }
 

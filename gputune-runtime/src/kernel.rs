@@ -1,0 +1,341 @@
+//! A tuned CUDA kernel in a few lines: [`Kernel`] takes the CUDA source and the kernel's
+//! name; inside a `#[tune]` function, [`Kernel::get`] with the variant's `TUNED` compiles the
+//! kernel with every tuning parameter as a `-D` define, starts compiling every other variant
+//! the process will run in the background the first time, and returns a [`Compiled`] kernel
+//! whose [`check`](Compiled::check) refuses a launch the kernel cannot take (recorded
+//! `invalid`, not `launch_failed`).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use gputune_macros::tune;
+//! use gputune_runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+//! use gputune_runtime::kernel::Kernel;
+//!
+//! static SCALE: Kernel = Kernel::new(
+//!     r#"extern "C" __global__ void scale(const float* x, float* y, float a, unsigned n) {
+//!         unsigned i = blockIdx.x * TPB + threadIdx.x;
+//!         if (i < n) y[i] = a * x[i];
+//!     }"#,
+//!     "scale",
+//! );
+//!
+//! #[tune(tpb = [128, 256, 512, 2048], base(tpb = 256))]
+//! pub fn scale(
+//!     stream: &Arc<CudaStream>,
+//!     x: &CudaSlice<f32>,
+//!     y: &mut CudaSlice<f32>,
+//!     a: f32,
+//! ) -> gputune_runtime::Result<()> {
+//!     let n = x.len() as u32;
+//!     let kernel = SCALE.get(TUNED, stream, &[])?;
+//!     // tpb = 2048 is more than a block can hold: `check` makes that variant `invalid`.
+//!     let config = kernel.check(LaunchConfig {
+//!         grid_dim: (n.div_ceil(TPB as u32), 1, 1),
+//!         block_dim: (TPB as u32, 1, 1),
+//!         shared_mem_bytes: 0,
+//!     })?;
+//!     let mut launch = stream.launch_builder(kernel.function());
+//!     launch.arg(x).arg(y).arg(&a).arg(&n);
+//!     // SAFETY: the arguments match the kernel's signature, and it touches only i < n.
+//!     unsafe { launch.launch(config) }.map_err(|e| gputune_runtime::Error::Device(e.to_string()))?;
+//!     Ok(())
+//! }
+//! ```
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
+
+use crate::backend::cuda::{CudaHandles, LaunchLimits};
+use crate::error::{Error, Result};
+use crate::tuned::{self, Variant};
+
+/// What `#[tune]` gives every variant's body as `TUNED`: the tuned function's name and, per
+/// parameter, its declared name, its `const` name, this variant's value and base's value, as
+/// a define writes them (`("scale", &[("ipt", "IPT", "8", "4"), …])`).
+pub type Tuned = (
+    &'static str,
+    &'static [(&'static str, &'static str, &'static str, &'static str)],
+);
+
+/// A CUDA C++ kernel that tuned functions launch: declare it once as a `static`.
+///
+/// Each parameter of the running variant reaches the source as `-DCONST=value` under its
+/// `const` name (`ipt` → `IPT`; booleans as `1`/`0`, identifiers as written), unless
+/// [`Kernel::rename`] maps it to another macro name. Further defines that are not tuning
+/// parameters (an element type, say) are passed to [`Kernel::get`]. Kernels are found by
+/// name, so declare them `extern "C"`.
+#[derive(Debug)]
+pub struct Kernel {
+    source: &'static str,
+    name: &'static str,
+    renames: &'static [(&'static str, &'static str)],
+    /// Compiled kernels by context, variant and extra defines; a few entries per process.
+    compiled: Mutex<Vec<Entry>>,
+    /// The (context, extra defines) whose planned variants are compiling in the background.
+    prepared: Mutex<Vec<(usize, Defines)>>,
+}
+
+/// Owned `(NAME, VALUE)` defines.
+type Defines = Vec<(String, String)>;
+
+#[derive(Debug)]
+struct Entry {
+    context: usize,
+    /// The address of the variant's `TUNED` parameters: one static per variant arm, so two
+    /// variants never share it, and comparing it is cheaper than comparing defines.
+    variant: usize,
+    extra: Defines,
+    kernel: Compiled,
+}
+
+/// A kernel compiled for one variant on one context, with the limits its launches must
+/// respect.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    function: CudaFunction,
+    limits: LaunchLimits,
+}
+
+impl Compiled {
+    /// The function, for `stream.launch_builder`.
+    pub fn function(&self) -> &CudaFunction {
+        &self.function
+    }
+
+    /// The limits its launches must respect (threads and dynamic shared memory per block as
+    /// this kernel, with its registers and `__launch_bounds__`, allows; the device's grid).
+    pub fn limits(&self) -> &LaunchLimits {
+        &self.limits
+    }
+
+    /// `config` if this kernel can be launched with it; else [`Error::InvalidLaunch`] naming
+    /// the limit, which makes the variant `invalid` (not a point of the space) rather than a
+    /// failed launch.
+    pub fn check(&self, config: LaunchConfig) -> Result<LaunchConfig> {
+        self.limits.check(&config)?;
+        Ok(config)
+    }
+}
+
+/// Locks a mutex whose data stays whole even if a thread panicked while holding it.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Kernel {
+    /// The kernel `name` of the CUDA C++ `source`.
+    pub const fn new(source: &'static str, name: &'static str) -> Kernel {
+        Kernel {
+            source,
+            name,
+            renames: &[],
+            compiled: Mutex::new(Vec::new()),
+            prepared: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Passes the parameters named in `renames` (declared name → macro name) under another
+    /// macro name than their `const` name: `&[("tpb", "BLOCK_SIZE")]`.
+    pub const fn rename(mut self, renames: &'static [(&'static str, &'static str)]) -> Kernel {
+        self.renames = renames;
+        self
+    }
+
+    /// The defines of one variant: `extra` first, then each parameter under its macro name.
+    pub fn defines<'a>(
+        &self,
+        params: impl IntoIterator<Item = (&'a str, &'a str, String)>,
+        extra: &[(&'a str, &str)],
+    ) -> Vec<(&'a str, String)> {
+        let mut out: Vec<(&str, String)> =
+            extra.iter().map(|(n, v)| (*n, (*v).to_string())).collect();
+        for (name, const_name, value) in params {
+            let macro_name = self
+                .renames
+                .iter()
+                .find(|(from, _)| *from == name)
+                .map_or(const_name, |(_, to)| *to);
+            out.push((macro_name, value));
+        }
+        out
+    }
+
+    /// The defines of the variant `tuned` is.
+    pub fn variant_defines<'a>(
+        &self,
+        tuned: Tuned,
+        extra: &[(&'a str, &str)],
+    ) -> Vec<(&'a str, String)>
+    where
+        'static: 'a,
+    {
+        self.defines(
+            tuned
+                .1
+                .iter()
+                .map(|(n, c, v, _)| (*n, *c, (*v).to_string())),
+            extra,
+        )
+    }
+
+    /// The defines of every variant this process was asked to run (`--variant`; base first,
+    /// which verification runs), in the order they run: what to compile in the background.
+    pub fn planned_defines<'a>(
+        &self,
+        tuned: Tuned,
+        extra: &[(&'a str, &str)],
+    ) -> Result<Vec<Vec<(&'a str, String)>>>
+    where
+        'static: 'a,
+    {
+        let names: Vec<(&'static str, &'static str)> =
+            tuned.1.iter().map(|(n, _, _, base)| (*n, *base)).collect();
+        tuned::to_prepare(tuned.0)
+            .iter()
+            .map(|label| {
+                let variant = Variant::parse(label, &names)?;
+                let params = tuned
+                    .1
+                    .iter()
+                    .zip(variant.values)
+                    .map(|((n, c, _, _), (_, v))| {
+                        // Labels write booleans as Rust does; defines as C does.
+                        let value = match v.as_str() {
+                            "true" => "1".to_string(),
+                            "false" => "0".to_string(),
+                            _ => v,
+                        };
+                        (*n, *c, value)
+                    });
+                Ok(self.defines(params, extra))
+            })
+            .collect()
+    }
+
+    /// The kernel of variant `tuned` on `stream`'s context, with `extra` defines (an element
+    /// type, say): compiled once per process, context, variant and defines (NVRTC, with the
+    /// runtime's kernel cache), its launch limits read once. The first call for a context and
+    /// set of `extra` defines starts compiling every planned variant in the background.
+    pub fn get(
+        &self,
+        tuned: Tuned,
+        stream: &Arc<CudaStream>,
+        extra: &[(&str, &str)],
+    ) -> Result<Compiled> {
+        let context = stream.context().cu_ctx() as usize;
+        let variant = tuned.1.as_ptr() as usize;
+        let same_extra = |e: &[(String, String)]| {
+            e.len() == extra.len() && e.iter().zip(extra).all(|((a, b), (c, d))| a == c && b == d)
+        };
+        if let Some(e) = lock(&self.compiled)
+            .iter()
+            .find(|e| e.context == context && e.variant == variant && same_extra(&e.extra))
+        {
+            return Ok(e.kernel.clone());
+        }
+        let handles = CudaHandles {
+            context: stream.context().clone(),
+            stream: stream.clone(),
+        };
+        self.prepare(tuned, &handles, extra)?;
+        let defines = self.variant_defines(tuned, extra);
+        let module = handles.compile(self.source, &defines)?;
+        let function = module.load_function(self.name).map_err(|e| {
+            Error::Compile(format!(
+                "kernel `{}` is not in the compiled source ({e}): kernels are found by name, so \
+                 declare it `extern \"C\" __global__`",
+                self.name
+            ))
+        })?;
+        let kernel = Compiled {
+            limits: LaunchLimits::of(&function)?,
+            function,
+        };
+        lock(&self.compiled).push(Entry {
+            context,
+            variant,
+            extra: extra
+                .iter()
+                .map(|(n, v)| ((*n).to_string(), (*v).to_string()))
+                .collect(),
+            kernel: kernel.clone(),
+        });
+        Ok(kernel)
+    }
+
+    /// Starts compiling the planned variants once per context and `extra` defines.
+    fn prepare(&self, tuned: Tuned, handles: &CudaHandles, extra: &[(&str, &str)]) -> Result<()> {
+        let context = handles.context.cu_ctx() as usize;
+        let key: Vec<(String, String)> = extra
+            .iter()
+            .map(|(n, v)| ((*n).to_string(), (*v).to_string()))
+            .collect();
+        {
+            let mut prepared = lock(&self.prepared);
+            if prepared.iter().any(|(c, e)| *c == context && *e == key) {
+                return Ok(());
+            }
+            prepared.push((context, key));
+        }
+        let sets = self.planned_defines(tuned, extra)?;
+        if !sets.is_empty() {
+            // Each set's errors come back from its own `compile`; dropping the handle leaves
+            // the work going on.
+            let _background = handles.precompile(self.source, &sets)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TUNED_8: Tuned = (
+        "kernel_test_fn",
+        &[("ipt", "IPT", "8", "4"), ("wide", "WIDE", "1", "0")],
+    );
+
+    #[test]
+    fn every_parameter_is_a_define_under_its_const_name_or_its_mapping() {
+        let k = Kernel::new("", "scale");
+        assert_eq!(
+            k.variant_defines(TUNED_8, &[("VALUE_T", "float")]),
+            [
+                ("VALUE_T", "float".to_string()),
+                ("IPT", "8".to_string()),
+                ("WIDE", "1".to_string())
+            ]
+        );
+        let renamed = Kernel::new("", "scale").rename(&[("ipt", "ITEMS_PER_THREAD")]);
+        assert_eq!(
+            renamed.variant_defines(TUNED_8, &[]),
+            [
+                ("ITEMS_PER_THREAD", "8".to_string()),
+                ("WIDE", "1".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn the_planned_variants_become_define_sets_base_first() {
+        tuned::plan(
+            "kernel_test_fn",
+            &["ipt_2.wide_true", "kernel_test_fn.ipt_16.wide_false"],
+        );
+        let k = Kernel::new("", "scale");
+        let sets = k
+            .planned_defines(TUNED_8, &[])
+            .expect("labels of the space");
+        let ipt = |s: &Vec<(&str, String)>| s[0].1.clone();
+        assert_eq!(sets.iter().map(ipt).collect::<Vec<_>>(), ["4", "2", "16"]);
+        assert_eq!(
+            sets[1][1],
+            ("WIDE", "1".to_string()),
+            "booleans as C writes them"
+        );
+        tuned::plan("kernel_test_fn", &[]);
+    }
+}
