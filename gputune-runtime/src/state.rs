@@ -343,6 +343,32 @@ impl<'r> State<'r> {
         })
     }
 
+    /// Verifies `outputs` against base's (with the element type's default tolerance,
+    /// [`Element::TOLERANCE`](crate::verify::Element::TOLERANCE): exact for integers), then
+    /// measures `launches` with them: what most benches of a tuned function need, in one call.
+    /// A variant whose outputs differ is recorded `verify_failed` and not measured.
+    ///
+    /// `launches` gets the outputs each time, so the same closure serves both: the runs that
+    /// verify (on the state's stream, outside the measurement) and the measured ones.
+    pub fn exec_verified<T: Verify>(
+        &mut self,
+        outputs: &mut T,
+        mut launches: impl FnMut(&mut Launch<'_>, &mut T) -> BenchResult,
+    ) -> BenchResult {
+        #[cfg(feature = "cuda")]
+        let stream = self.backend.cuda().map(|c| c.stream.clone());
+        self.verify(outputs, T::default_tolerance(), |outputs| {
+            let mut launch = Launch::cpu();
+            #[cfg(feature = "cuda")]
+            {
+                launch.stream = stream.as_ref();
+            }
+            launches(&mut launch, outputs)
+        })?;
+        self.exec(|launch| launches(launch, outputs));
+        Ok(())
+    }
+
     /// Verifies against an expected answer (a CPU reference, say) instead of base: `run`
     /// runs once on poisoned outputs, which are compared with `expected`.
     pub fn verify_against<T: Verify>(

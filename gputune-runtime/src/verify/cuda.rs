@@ -79,6 +79,8 @@ fn module(context: &Arc<CudaContext>) -> Result<Arc<CudaModule>, Error> {
 
 /// A device element type with a comparison kernel.
 pub trait DeviceElement: cudarc::driver::DeviceRepr + Copy {
+    /// The default tolerance, as [`Element::TOLERANCE`](super::Element::TOLERANCE).
+    const TOLERANCE: super::Tolerance;
     /// The byte every byte of the poison is (0xFF: NaN for floats).
     const POISON_BYTE: u8;
     /// The comparison kernel's name.
@@ -86,18 +88,22 @@ pub trait DeviceElement: cudarc::driver::DeviceRepr + Copy {
 }
 
 impl DeviceElement for f32 {
+    const TOLERANCE: super::Tolerance = <f32 as super::Element>::TOLERANCE;
     const POISON_BYTE: u8 = 0xFF;
     const KERNEL: &'static str = "gputune_compare_f32";
 }
 impl DeviceElement for f64 {
+    const TOLERANCE: super::Tolerance = <f64 as super::Element>::TOLERANCE;
     const POISON_BYTE: u8 = 0xFF;
     const KERNEL: &'static str = "gputune_compare_f64";
 }
 impl DeviceElement for i32 {
+    const TOLERANCE: super::Tolerance = super::Tolerance::EXACT;
     const POISON_BYTE: u8 = 0xA5;
     const KERNEL: &'static str = "gputune_compare_i32";
 }
 impl DeviceElement for u32 {
+    const TOLERANCE: super::Tolerance = super::Tolerance::EXACT;
     const POISON_BYTE: u8 = 0xA5;
     const KERNEL: &'static str = "gputune_compare_u32";
 }
@@ -182,6 +188,10 @@ impl<T: DeviceElement> Verify for CudaSlice<T> {
             c.worst_index = Some(n);
         }
         Ok(c)
+    }
+
+    fn default_tolerance() -> super::Tolerance {
+        T::TOLERANCE
     }
 }
 

@@ -88,6 +88,9 @@ pub trait Verify: Sized {
     fn snapshot(&self) -> Result<Self, BoxError>;
     /// Compares `self` (the outputs) with `reference`.
     fn compare(&self, reference: &Self, tolerance: Tolerance) -> Result<Comparison, BoxError>;
+    /// The tolerance [`State::exec_verified`](crate::State::exec_verified) compares with:
+    /// the element type's [`Element::TOLERANCE`].
+    fn default_tolerance() -> Tolerance;
 }
 
 /// A primitive number that outputs are made of.
@@ -96,12 +99,18 @@ pub trait Element: Copy + PartialEq + Send + Sync + 'static {
     const POISON: Self;
     /// As `f64`, for errors.
     fn to_f64(self) -> f64;
+    /// How close a variant's outputs must be to base's by default: exact for integers; for
+    /// floats a relative `1e-5` (`f32`) or `1e-12` (`f64`) with an absolute floor of the same
+    /// size near zero, room for a variant that adds in another order. A bench that needs
+    /// another passes its own to [`State::verify`](crate::State::verify).
+    const TOLERANCE: Tolerance;
 }
 
 macro_rules! float_element {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $tol:expr),*) => {$(
         impl Element for $t {
             const POISON: $t = <$t>::NAN;
+            const TOLERANCE: Tolerance = Tolerance { atol: $tol, rtol: $tol };
             fn to_f64(self) -> f64 { self as f64 }
         }
     )*};
@@ -111,11 +120,12 @@ macro_rules! int_element {
     ($($t:ty),*) => {$(
         impl Element for $t {
             const POISON: $t = <$t>::from_ne_bytes([0xA5; std::mem::size_of::<$t>()]);
+            const TOLERANCE: Tolerance = Tolerance::EXACT;
             fn to_f64(self) -> f64 { self as f64 }
         }
     )*};
 }
-float_element!(f32, f64);
+float_element!(f32: 1e-5, f64: 1e-12);
 int_element!(i8, i16, i32, i64, u8, u16, u32, u64, isize, usize);
 
 /// One element's absolute error: zero for equal values (NaN equals NaN: the reference wrote
@@ -184,6 +194,10 @@ impl<T: Element> Verify for Vec<T> {
 
     fn compare(&self, reference: &Self, tolerance: Tolerance) -> Result<Comparison, BoxError> {
         Ok(compare_slices(self, reference, tolerance))
+    }
+
+    fn default_tolerance() -> Tolerance {
+        T::TOLERANCE
     }
 }
 
