@@ -17,10 +17,11 @@
 # - autotune: .gpu/stencil-autotune and .gpu/stencil-bundle, the runtime autotuner's stencil and
 #   the same kernel under #[tune], for gpu-autotune.sh (issue #7).
 # - faults: .gpu/faults-bundle, the CUDA fault-injection search, for gpu-faults.sh (issue #6).
+# - sgemm: .gpu/sgemm-bundle, the tiled SGEMM's space (64 points) at 4096², default settings.
 # The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune and faults parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-parts=${*:-measurement scale reduce transpose autotune faults}
+parts=${*:-measurement scale reduce transpose autotune faults sgemm}
 mkdir -p .gpu
 # The bundles copy the cargo-gputune that builds them, so build a release one first.
 cargo build --release --quiet -p cargo-gputune
@@ -74,6 +75,9 @@ for line in sys.stdin:
       cp target/release/stencil-autotune .gpu/
       bundle .gpu/stencil-bundle -p gputune-example-stencil -F cuda search
       ;;
+    sgemm)
+      bundle .gpu/sgemm-bundle -p gputune-example-sgemm-cuda search
+      ;;
     faults)
       # Sample counts, not noise, end each state, so that every state finishes well inside the
       # run limit (1x base's run, at least 2 s) that kills the hanging variants.
@@ -81,7 +85,7 @@ for line in sys.stdin:
         search --run-limit 1 -- --stopping-criterion sample-count --target-samples 100
       ;;
     *)
-      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults)" >&2
+      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm)" >&2
       exit 2
       ;;
   esac

@@ -119,6 +119,15 @@ impl Compiled {
     }
 }
 
+/// A label's value as a define: labels write booleans as Rust does, defines as C does.
+fn c_value(label_value: String) -> String {
+    match label_value.as_str() {
+        "true" => "1".to_string(),
+        "false" => "0".to_string(),
+        _ => label_value,
+    }
+}
+
 /// Locks a mutex whose data stays whole even if a thread panicked while holding it.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -212,6 +221,32 @@ impl Kernel {
                 Ok(self.defines(params, extra))
             })
             .collect()
+    }
+
+    /// The defines of the variant `label` (`bm_64.bn_128…`, or `base`) of a function whose
+    /// parameters and base values are `params` (the `NAME_PARAMS` that `#[tune]` declares):
+    /// for tests that compile every point of a space with NVRTC.
+    pub fn label_defines(
+        &self,
+        params: &'static [(&'static str, &'static str)],
+        label: &str,
+        extra: &[(&str, &str)],
+    ) -> Result<Vec<(String, String)>> {
+        let variant = Variant::parse(label, params)?;
+        let consts: Vec<String> = params.iter().map(|(n, _)| n.to_uppercase()).collect();
+        let values = variant.values.into_iter().map(|(_, v)| c_value(v));
+        let defines = self.defines(
+            params
+                .iter()
+                .zip(&consts)
+                .zip(values)
+                .map(|(((n, _), c), v)| (*n, c.as_str(), v)),
+            extra,
+        );
+        Ok(defines
+            .into_iter()
+            .map(|(n, v)| (n.to_string(), v))
+            .collect())
     }
 
     /// The kernel of variant `tuned` on `stream`'s context, with `extra` defines (an element
