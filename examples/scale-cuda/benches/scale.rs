@@ -3,18 +3,14 @@
 //! `cargo bench -p gputune-example-scale-cuda`, or
 //! `cargo gputune search -p gputune-example-scale-cuda` to tune `scale`.
 //!
-//! A search runs many variants of `scale` in one process, each over the same states, so
-//! everything that does not depend on the variant is done once per process: the kernels of
-//! all requested variants start compiling in the background before the first state
-//! (`precompile`), and the device buffers of each workload are kept from one variant to
-//! the next instead of being filled again from the host.
+//! A search runs many variants of `scale` in one process, each over the same states: the
+//! kernel handle compiles all of them in the background from the first call, and
+//! `State::with_setup` makes each workload's buffers once, not once per variant.
 
-use gputune_example_scale_cuda::{precompile, scale, Element};
-use gputune_runtime::backend::cuda::{precompile_once, CudaHandles};
+use gputune_example_scale_cuda::{scale, Element};
 use gputune_runtime::cudarc::driver::CudaSlice;
 use gputune_runtime::device::BackendKind;
-use gputune_runtime::verify::Tolerance;
-use gputune_runtime::{kept, type_instances, Bench, BenchResult, BoxError, State};
+use gputune_runtime::{type_instances, Bench, BenchResult, BoxError, State};
 
 /// The factor of `y = a·x`.
 const A: f64 = 3.0;
@@ -31,46 +27,34 @@ struct Buffers<T> {
     y: CudaSlice<T>,
 }
 
-/// Runs `f` on the buffers for `n` elements of `T`, kept for the process's later states
-/// (the input copied from the host once).
-fn with_buffers<T: Element>(
-    cuda: &CudaHandles,
-    n: usize,
-    f: impl FnOnce(&mut Buffers<T>) -> BenchResult,
-) -> BenchResult {
-    let make = || -> Result<Buffers<T>, BoxError> {
-        let host: Vec<T> = (0..n).map(|i| T::from_f64(input_value(i))).collect();
-        Ok(Buffers {
-            x: cuda.stream.clone_htod(&host)?,
-            y: cuda.stream.alloc_zeros::<T>(n)?,
-        })
-    };
-    kept::with(n, make, f)?
+/// The buffers for `n` elements of `T` (the input copied from the host), made once per
+/// workload and process by `State::with_setup`.
+fn buffers<T: Element>(state: &State<'_>, n: usize) -> Result<Buffers<T>, BoxError> {
+    let stream = &state.cuda()?.stream;
+    let host: Vec<T> = (0..n).map(|i| T::from_f64(input_value(i))).collect();
+    Ok(Buffers {
+        x: stream.clone_htod(&host)?,
+        y: stream.alloc_zeros::<T>(n)?,
+    })
 }
 
 fn bench_scale<T: Element>(state: &mut State<'_>) -> BenchResult {
     let n = usize::try_from(state.get_int64("Elements{io}")?)?;
-    let cuda = state.cuda()?.clone();
-    precompile_once(T::CUDA_TYPE, || precompile::<T>(&cuda))?;
     state.add_element_count(n as u64);
     state.add_global_memory_reads::<T>(n as u64);
     state.add_global_memory_writes::<T>(n as u64);
-
-    with_buffers::<T>(&cuda, n, |Buffers { x, y }| {
-        let a = T::from_f64(A);
-        let stream = cuda.stream.clone();
-        let run = |y: &mut CudaSlice<T>| scale(&stream, x, y, a);
-        let verified = match state.variant() {
-            // Base (or the production choice) is checked against the answer on the host;
-            // every other variant against base's outputs, on the GPU.
-            None | Some("base") => state.verify_with(y, run, |y| check_on_host(y)),
-            Some(_) => state.verify(y, Tolerance::EXACT, run),
-        };
-        if verified.is_ok() {
-            state.exec(|launch| scale(launch.stream()?, x, y, a));
-        }
-        verified
-    })
+    let a = T::from_f64(A);
+    state.with_setup(
+        |state| buffers::<T>(state, n),
+        |state, Buffers { x, y }| {
+            // Base is every other variant's reference: it is checked against the answer.
+            if matches!(state.variant(), None | Some("base")) {
+                let stream = state.cuda()?.stream.clone();
+                state.verify_with(y, |y| scale(&stream, x, y, a), |y| check_on_host(y))?;
+            }
+            state.exec_verified(y, |launch, y| scale(launch.stream()?, x, y, a))
+        },
+    )?
 }
 
 /// Whether `y` holds `A · x` exactly.
@@ -91,17 +75,18 @@ fn check_on_host<T: Element>(y: &CudaSlice<T>) -> Result<(), String> {
 
 fn bench_copy<T: Element>(state: &mut State<'_>) -> BenchResult {
     let n = usize::try_from(state.get_int64("Elements{io}")?)?;
-    let cuda = state.cuda()?.clone();
     state.add_element_count(n as u64);
     state.add_global_memory_reads::<T>(n as u64);
     state.add_global_memory_writes::<T>(n as u64);
-    with_buffers::<T>(&cuda, n, |Buffers { x, y }| {
-        state.exec(|launch| {
-            launch.stream()?.memcpy_dtod(x, y)?;
-            Ok(())
-        });
-        Ok(())
-    })
+    state.with_setup(
+        |state| buffers::<T>(state, n),
+        |state, Buffers { x, y }| {
+            state.exec(|launch| {
+                launch.stream()?.memcpy_dtod(x, y)?;
+                Ok(())
+            });
+        },
+    )
 }
 
 fn main() {
