@@ -12,6 +12,8 @@
 //!   while an iterative program runs, and remembers it for the next run.
 //! - [`tuned`]: which variant of a `#[tune]` function runs (the generated dispatch's
 //!   run-time half); [`build`] (feature `build`): the build-script helper that generates it.
+//! - `generate` (feature `cuda`): device-side data generators, like CUB's `gen` (seeded
+//!   uniform, normal and reduced-entropy values written by the GPU).
 
 pub mod autotune;
 pub mod axis;
@@ -23,6 +25,8 @@ pub mod cli;
 pub mod criterion;
 pub mod device;
 pub mod error;
+#[cfg(feature = "cuda")]
+pub mod generate;
 pub mod kept;
 #[cfg(feature = "cuda")]
 pub mod kernel;
