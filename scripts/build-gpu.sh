@@ -18,10 +18,11 @@
 #   the same kernel under #[tune], for gpu-autotune.sh (issue #7).
 # - faults: .gpu/faults-bundle, the CUDA fault-injection search, for gpu-faults.sh (issue #6).
 # - sgemm: .gpu/sgemm-bundle, the tiled SGEMM's space (64 points) at 4096², default settings.
+# - generate: .gpu/generate, the bench of the device-side data generators.
 # The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune and faults parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-parts=${*:-measurement scale reduce transpose autotune faults sgemm}
+parts=${*:-measurement scale reduce transpose autotune faults sgemm generate}
 mkdir -p .gpu
 # The bundles copy the cargo-gputune that builds them, so build a release one first.
 cargo build --release --quiet -p cargo-gputune
@@ -75,6 +76,17 @@ for line in sys.stdin:
       cp target/release/stencil-autotune .gpu/
       bundle .gpu/stencil-bundle -p gputune-example-stencil -F cuda search
       ;;
+    generate)
+      cargo build --release --quiet -p gputune-runtime --features cuda --bench generate \
+        --message-format=json | python3 -c '
+import json, shutil, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "generate" and m.get("executable"):
+        shutil.copy(m["executable"], ".gpu/generate")
+        print("built .gpu/generate")
+'
+      ;;
     sgemm)
       bundle .gpu/sgemm-bundle -p gputune-example-sgemm-cuda search
       ;;
@@ -85,7 +97,7 @@ for line in sys.stdin:
         search --run-limit 1 -- --stopping-criterion sample-count --target-samples 100
       ;;
     *)
-      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm)" >&2
+      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, generate)" >&2
       exit 2
       ;;
   esac
@@ -93,7 +105,7 @@ done
 # The release and bench profiles strip already; strip again in case a profile changes.
 if command -v strip > /dev/null; then
   find .gpu -maxdepth 3 -type f -perm -u+x \( -name 'cargo-gputune' -o -path '*/bin/*' \
-    -o -name scale -o -name stencil-autotune \) -exec strip {} + 2> /dev/null || true
+    -o -name scale -o -name generate -o -name stencil-autotune \) -exec strip {} + 2> /dev/null || true
 fi
 cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py scripts/ncu-check.py .gpu/
 du -sh .gpu .gpu/*-bundle 2> /dev/null

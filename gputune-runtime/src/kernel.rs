@@ -51,6 +51,27 @@ use crate::backend::cuda::{CudaHandles, LaunchLimits};
 use crate::error::{Error, Result};
 use crate::tuned::{self, Variant};
 
+/// A Rust element type and the name CUDA C++ gives it, for an element-type define
+/// (`SCALE.get(TUNED, stream, &[("VALUE_T", T::CUDA_NAME)])`).
+pub trait CudaType: cudarc::driver::DeviceRepr + Copy + Send + Sync + 'static {
+    /// The CUDA C++ type name (`float`, `unsigned int`, …).
+    const CUDA_NAME: &'static str;
+}
+
+macro_rules! cuda_types {
+    ($($t:ty => $name:literal),* $(,)?) => {$(
+        impl CudaType for $t {
+            const CUDA_NAME: &'static str = $name;
+        }
+    )*};
+}
+
+cuda_types!(
+    f32 => "float", f64 => "double", i8 => "signed char", u8 => "unsigned char",
+    i16 => "short", u16 => "unsigned short", i32 => "int", u32 => "unsigned int",
+    i64 => "long long", u64 => "unsigned long long",
+);
+
 /// What `#[tune]` gives every variant's body as `TUNED`: the tuned function's name and, per
 /// parameter, its declared name, its `const` name, this variant's value and base's value, as
 /// a define writes them (`("scale", &[("ipt", "IPT", "8", "4"), …])`).
