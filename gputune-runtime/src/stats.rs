@@ -34,6 +34,23 @@ pub fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
     }
 }
 
+/// The distribution-free confidence interval of the median of `sorted`: the order statistics
+/// at ranks `n/2 ∓ z·√n/2` (the normal approximation of the binomial count of samples below
+/// the median), clamped to the samples. GPU times are skewed and heavy-tailed, so no normality
+/// is assumed; with few samples the interval is simply wide (for 10 samples at `z = 3`, from
+/// the smallest to the largest).
+pub fn median_interval(sorted: &[f64], z: f64) -> (f64, f64) {
+    let n = sorted.len();
+    if n == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let half_width = z * (n as f64).sqrt() / 2.0;
+    let centre = (n as f64 - 1.0) / 2.0;
+    let lo = (centre - half_width).floor().max(0.0) as usize;
+    let hi = ((centre + half_width).ceil() as usize).min(n - 1);
+    (sorted[lo], sorted[hi])
+}
+
 /// Least-squares line `y = slope·x + intercept` through `(i, ys[i])`, and its R².
 ///
 /// R² is 1 when the values have no spread (nothing left to explain), as in nvbench.

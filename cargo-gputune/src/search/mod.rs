@@ -134,7 +134,8 @@ pub(crate) fn measurement_args(s: &SearchArgs) -> Result<BenchArgs> {
     if !s.hot {
         a.no_batch = true;
     }
-    if !s.no_race && a.race.is_none() {
+    // `--decide` (after `--`) replaces the fixed-margin race.
+    if !s.no_race && a.race.is_none() && a.decide.is_none() {
         if !(s.race.is_finite() && s.race >= 0.0) {
             return Err(usage(format!(
                 "--race must be a fraction of zero or more (0.05 is 5 %), not {}",

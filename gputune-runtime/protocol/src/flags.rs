@@ -85,6 +85,12 @@ pub struct BenchArgs {
     /// (0.05 is 5 %). Off by default.
     #[arg(long, value_name = "FRACTION")]
     pub race: Option<f64>,
+    /// Decide instead of converge: like `--race`, but a state stops only once its median is
+    /// slower than the fastest earlier variant's beyond the noise of both (confidence bounds
+    /// of the two medians, Z standard errors wide), checked from 10 samples on. No fixed
+    /// margin. Off by default; not with `--race`.
+    #[arg(long, value_name = "Z", conflicts_with = "race")]
+    pub decide: Option<f64>,
     /// Hot measurement: total device time to reach, in seconds.
     #[arg(long, default_value_t = 0.5, value_name = "SECONDS")]
     pub batch_target_time: f64,
@@ -166,6 +172,13 @@ impl BenchArgs {
             if !(v.is_finite() && v > 0.0) {
                 return Err(FlagError(format!(
                     "{flag} must be a positive number, not {v}"
+                )));
+            }
+        }
+        if let Some(z) = self.decide {
+            if !(z.is_finite() && z > 0.0) {
+                return Err(FlagError(format!(
+                    "--decide takes the confidence in standard errors (3 is 99.9 %), not {z}"
                 )));
             }
         }
@@ -292,6 +305,9 @@ impl BenchArgs {
         if let Some(r) = self.race {
             value(true, "--race", r.to_string());
         }
+        if let Some(z) = self.decide {
+            value(true, "--decide", z.to_string());
+        }
         value(
             self.batch_target_time != d.batch_target_time,
             "--batch-target-time",
@@ -323,7 +339,7 @@ impl BenchArgs {
             other => format!("{other}({})", params.join(",")),
         };
         format!(
-            "{criterion} min-samples={} timeout={} throttle={} hot={} race={}{}{}",
+            "{criterion} min-samples={} timeout={} throttle={} hot={} race={}{}{}{}",
             a.min_samples,
             a.timeout,
             a.throttle_threshold,
@@ -333,6 +349,7 @@ impl BenchArgs {
                 format!("{}s", a.batch_target_time)
             },
             a.race.map_or("off".to_string(), |r| r.to_string()),
+            a.decide.map_or(String::new(), |z| format!(" decide={z}")),
             if a.disable_blocking_kernel {
                 " blocking-kernel=off"
             } else {

@@ -1,4 +1,4 @@
-//! `--race`: the fastest median of each state so far, over the variants run.
+//! `--race` and `--decide`: the fastest median of each state so far, over the variants run.
 
 use std::collections::HashMap;
 
@@ -9,42 +9,77 @@ use crate::state::Outcome;
 /// The best median GPU time of each state (by bench index and state name) over the
 /// variants run so far, and the race a later variant of that state runs against.
 pub(super) struct RaceBook {
-    /// `--race`'s margin; `None` runs every state to its stopping criterion.
-    margin: Option<f64>,
-    fastest: HashMap<(usize, String), f64>,
+    rule: Rule,
+    /// The best state so far: its median and the upper confidence bound of its median.
+    fastest: HashMap<(usize, String), (f64, f64)>,
+}
+
+/// How states race, from the flags.
+#[derive(Debug, Clone, Copy)]
+enum Rule {
+    /// Every state runs to its stopping criterion.
+    Off,
+    /// `--race FRACTION`.
+    Margin(f64),
+    /// `--decide Z`.
+    Confidence(f64),
 }
 
 impl RaceBook {
-    pub(super) fn new(margin: Option<f64>) -> RaceBook {
+    /// The book for `--race margin` or `--decide z` (at most one is given).
+    pub(super) fn new(margin: Option<f64>, confidence: Option<f64>) -> RaceBook {
+        let rule = match (confidence, margin) {
+            (Some(z), _) => Rule::Confidence(z),
+            (None, Some(m)) => Rule::Margin(m),
+            (None, None) => Rule::Off,
+        };
         RaceBook {
-            margin,
+            rule,
             fastest: HashMap::new(),
         }
     }
 
-    /// What state `name` of bench `bench` races against: nothing without `--race`, or
-    /// before any variant has set a best for it.
+    /// What state `name` of bench `bench` races against: nothing without `--race` or
+    /// `--decide`, or before any variant has set a best for it.
     pub(super) fn against(&self, bench: usize, name: &str) -> Option<Race> {
-        let margin = self.margin?;
-        let best = *self.fastest.get(&(bench, name.to_string()))?;
-        Some(Race { best, margin })
+        let (best, upper) = *self.fastest.get(&(bench, name.to_string()))?;
+        match self.rule {
+            Rule::Off => None,
+            Rule::Margin(margin) => Some(Race {
+                best,
+                margin,
+                confidence: None,
+            }),
+            Rule::Confidence(z) => Some(Race {
+                best,
+                margin: (upper / best - 1.0).max(0.0),
+                confidence: Some(z),
+            }),
+        }
     }
 
-    /// Keeps the state's median as its best if it is a contender and faster.
+    /// Keeps the state as its best if it is a contender with a lower median.
     pub(super) fn record(&mut self, bench: usize, state: &StateReport) {
-        if let Some(median) = contender(&state.outcome) {
+        let z = match self.rule {
+            Rule::Confidence(z) => z,
+            Rule::Off | Rule::Margin(_) => 0.0,
+        };
+        if let Some((median, upper)) = contender(&state.outcome, z) {
             let best = self
                 .fastest
                 .entry((bench, state.name.clone()))
-                .or_insert(median);
-            *best = best.min(median);
+                .or_insert((median, upper));
+            if median < best.0 {
+                *best = (median, upper);
+            }
         }
     }
 }
 
-/// The median GPU time a state sets as the best to race against: only a complete, verified,
-/// successful measurement counts (one that timed out or lost a race is not a best).
-fn contender(outcome: &Outcome) -> Option<f64> {
+/// The median GPU time a state sets as the best to race against, and the upper bound of its
+/// confidence interval at `z`: only a complete, verified, successful measurement counts (one
+/// that timed out or lost a race is not a best).
+fn contender(outcome: &Outcome, z: f64) -> Option<(f64, f64)> {
     let cold = outcome.cold.as_ref()?;
     let failed = outcome.error.is_some() || outcome.skipped.is_some();
     let unverified = outcome
@@ -54,5 +89,11 @@ fn contender(outcome: &Outcome) -> Option<f64> {
     if failed || unverified || cold.timed_out || cold.raced.is_some() {
         return None;
     }
-    crate::stats::Summary::of(&cold.gpu_times).map(|s| s.median)
+    let median = crate::stats::Summary::of(&cold.gpu_times)?.median;
+    let mut sorted = cold.gpu_times.clone();
+    sorted.sort_by(f64::total_cmp);
+    Some((
+        median,
+        crate::stats::median_interval(&sorted, z).1.max(median),
+    ))
 }

@@ -53,7 +53,7 @@ impl Runner {
             devices: backends.devices(),
             backends,
             events,
-            race: RaceBook::new(cli.race),
+            race: RaceBook::new(cli.race, cli.decide),
             progress: Progress::new(states),
             cpu_only: cli.cpu,
             lost: None,
