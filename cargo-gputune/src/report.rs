@@ -55,6 +55,8 @@ pub fn to_json(groups: &[Group], top: usize) -> Value {
                         "status": m.status,
                         "center": m.center,
                         "noise": m.noise,
+                        "samples": m.samples.len(),
+                        "stop": m.stop.map(|s| s.as_str()),
                     })).collect::<Vec<_>>()),
                 })).collect::<Vec<_>>(),
             })
@@ -359,6 +361,7 @@ mod tests {
             samples,
             build_seconds: None,
             run_seconds: None,
+            stop: None,
         }
     }
 

@@ -239,6 +239,7 @@ mod tests {
             samples: Vec::new(),
             build_seconds: None,
             run_seconds: None,
+            stop: None,
         }
     }
 

@@ -165,6 +165,7 @@ impl Plan<'_> {
             samples: Vec::new(),
             build_seconds: None,
             run_seconds: None,
+            stop: None,
         }
     }
 
@@ -195,6 +196,7 @@ impl Plan<'_> {
                     .clone()
                     .or_else(|| st.skip_reason.clone())
                     .or_else(|| raced(st));
+                row.stop = st.stop.map(|s| s.reason());
                 row.center = st.summary("nv/cold/time/gpu/median");
                 row.noise = st.summary("nv/cold/time/gpu/stdev/relative");
                 row.bandwidth = st.summary("nv/cold/bw/global/bytes_per_second");

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
-use gputune_protocol::Status;
+use gputune_protocol::{Status, StopReason};
 
 use crate::cli::Usage;
 use crate::lock::{Busy, FileLock};
@@ -40,7 +40,9 @@ impl SearchLock {
 }
 
 /// Version of the schema this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 1;
+/// 2 added `stop` (why a variant's measurement stopped); a version-1 store is migrated when
+/// a search opens it, and read as it is.
+pub const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,6 +65,7 @@ CREATE TABLE IF NOT EXISTS results (
     samples       TEXT NOT NULL,
     build_seconds REAL,
     run_seconds   REAL,
+    stop          TEXT,
     created       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     PRIMARY KEY (revision, device, package, bench, ct_workload, variant, rt_workload)
 );
@@ -114,12 +117,17 @@ pub struct Measurement {
     pub build_seconds: Option<f64>,
     /// Wall time of the bench process.
     pub run_seconds: Option<f64>,
+    /// Why its measurement stopped (`None` when nothing was measured, or in a store of
+    /// schema 1). With `samples.len()`, how much it cost and why.
+    pub stop: Option<StopReason>,
 }
 
 /// The store.
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The schema version of the file: 1 is read as it is by read-only opens.
+    schema: i64,
 }
 
 impl Store {
@@ -132,9 +140,10 @@ impl Store {
         let conn = Connection::open(path)
             .with_context(|| format!("cannot open the store {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        let store = Store {
+        let mut store = Store {
             conn,
             path: path.to_path_buf(),
+            schema: SCHEMA_VERSION,
         };
         // Nothing is written to a file that turns out not to be ours (a corrupt or foreign
         // one): it is the user's to look at.
@@ -170,11 +179,12 @@ impl Store {
         let open = |uri: &str| -> Result<Store> {
             let conn = Connection::open_with_flags(uri, flags)?;
             conn.busy_timeout(std::time::Duration::from_secs(10))?;
-            let store = Store {
+            let mut store = Store {
                 conn,
                 path: path.to_path_buf(),
+                schema: SCHEMA_VERSION,
             };
-            store.check_schema()?;
+            store.schema = store.check_schema()?;
             Ok(store)
         };
         let uri = file_uri(path);
@@ -209,7 +219,7 @@ impl Store {
     }
 
     /// Checks, without writing, that the file is a gputune store of this schema version.
-    fn check_schema(&self) -> Result<()> {
+    fn check_schema(&self) -> Result<i64> {
         let tables: Vec<String> = self
             .conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
@@ -226,11 +236,12 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()?;
-        match version {
-            Some(v) if v == SCHEMA_VERSION.to_string() => Ok(()),
-            Some(v) => {
-                bail!("schema version {v}; this cargo-gputune reads version {SCHEMA_VERSION}")
-            }
+        match version.as_deref().map(str::parse::<i64>) {
+            Some(Ok(v)) if (1..=SCHEMA_VERSION).contains(&v) => Ok(v),
+            Some(_) => bail!(
+                "schema version {}; this cargo-gputune reads versions 1 to {SCHEMA_VERSION}",
+                version.unwrap_or_default()
+            ),
             None => bail!("it has no schema version"),
         }
     }
@@ -240,7 +251,7 @@ impl Store {
         &self.path
     }
 
-    fn init(&self) -> Result<()> {
+    fn init(&mut self) -> Result<()> {
         // Read before anything is written: switching to WAL changes the file's header.
         let tables: Vec<String> = self
             .conn
@@ -273,10 +284,21 @@ impl Store {
                 )?;
             }
             Some(v) if v == SCHEMA_VERSION.to_string() => {}
+            Some(v) if v == "1" => {
+                // 2 added `stop`; a raced variant of a version-1 store said so in its message.
+                let tx = self.conn.unchecked_transaction()?;
+                tx.execute_batch(
+                    "ALTER TABLE results ADD COLUMN stop TEXT;
+                     UPDATE results SET stop = 'raced' WHERE message LIKE 'raced:%';
+                     UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+                )?;
+                tx.commit()?;
+            }
             Some(v) => {
-                bail!("schema version {v}; this cargo-gputune reads version {SCHEMA_VERSION}")
+                bail!("schema version {v}; this cargo-gputune reads versions 1 to {SCHEMA_VERSION}")
             }
         }
+        self.schema = SCHEMA_VERSION;
         Ok(())
     }
 
@@ -296,8 +318,8 @@ impl Store {
         conn.execute(
             "INSERT OR REPLACE INTO results (revision, device, arch, package, bench, function,
                 ct_workload, variant, rt_workload, rt_weight, status, message, center, noise,
-                bandwidth, samples, build_seconds, run_seconds)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                bandwidth, samples, build_seconds, run_seconds, stop)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
             params![
                 m.revision,
                 m.device,
@@ -317,6 +339,7 @@ impl Store {
                 serde_json::to_string(&m.samples)?,
                 m.build_seconds,
                 m.run_seconds,
+                m.stop.map(StopReason::as_str),
             ],
         )?;
         Ok(())
@@ -352,12 +375,14 @@ impl Store {
 
     /// Every measurement, oldest first.
     pub fn measurements(&self) -> Result<Vec<Measurement>> {
-        let mut stmt = self.conn.prepare(
+        // A version-1 store (read-only here) has no `stop`.
+        let stop = if self.schema >= 2 { "stop" } else { "NULL" };
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT revision, device, arch, package, bench, function, ct_workload, variant,
                     rt_workload, rt_weight, status, message, center, noise, bandwidth, samples,
-                    build_seconds, run_seconds
-             FROM results ORDER BY created, rowid",
-        )?;
+                    build_seconds, run_seconds, {stop}
+             FROM results ORDER BY created, rowid"
+        ))?;
         let rows = stmt
             .query_map([], |r| {
                 let samples: String = r.get(15)?;
@@ -389,6 +414,10 @@ impl Store {
                     samples: serde_json::from_str(&samples).unwrap_or_default(),
                     build_seconds: r.get(16)?,
                     run_seconds: r.get(17)?,
+                    stop: r
+                        .get::<_, Option<String>>(18)?
+                        .as_deref()
+                        .and_then(StopReason::from_name),
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
@@ -443,6 +472,7 @@ mod tests {
             samples: vec![1e-3, 1.1e-3],
             build_seconds: Some(1.0),
             run_seconds: Some(0.5),
+            stop: None,
         }
     }
 
@@ -500,6 +530,39 @@ mod tests {
         assert!(err(&dir).contains("is a directory"), "{}", err(&dir));
         assert!(err(&dir.join("none.db")).contains("no store at"));
         assert!(!dir.join("none.db").exists(), "nothing created");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_version_1_store_is_read_as_it_is_and_migrated_by_a_search() {
+        let dir = std::env::temp_dir().join(format!("gputune-store-v1-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("v1.db");
+        {
+            let conn = Connection::open(&path).expect("sqlite");
+            conn.execute_batch(&SCHEMA.replace("    stop          TEXT,\n", ""))
+                .expect("schema 1");
+            conn.execute_batch(
+                "INSERT INTO meta VALUES ('schema_version', '1');
+                 INSERT INTO results (revision, device, arch, package, bench, function,
+                     ct_workload, variant, rt_workload, rt_weight, status, message, samples)
+                 VALUES ('r', 'd', 'cpu', 'p', 'b', 'f', '*', 'x_1', '*', 1.0, 'ok',
+                     'raced: stopped after 20 samples', '[1.0]');",
+            )
+            .expect("a row");
+        }
+        let ro = Store::open_read_only(&path).expect("reads version 1");
+        assert_eq!(ro.measurements().expect("rows")[0].stop, None);
+        drop(ro);
+        let rw = Store::open(&path).expect("migrates");
+        let rows = rw.measurements().expect("rows");
+        assert_eq!(
+            rows[0].stop,
+            Some(StopReason::Raced),
+            "backfilled from the message"
+        );
+        assert_eq!(rw.schema, SCHEMA_VERSION);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

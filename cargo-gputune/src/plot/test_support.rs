@@ -53,6 +53,7 @@ pub(super) fn measurement(
         samples,
         build_seconds: Some(1.0),
         run_seconds: Some(0.5),
+        stop: None,
     }
 }
 

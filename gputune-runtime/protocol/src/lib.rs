@@ -28,7 +28,8 @@ pub use exit::ExitCode;
 pub use flags::BenchArgs;
 pub use record::{
     AxisValueRecord, Batch, Comparison, CriterionRecord, ErrorKind, Samples, Scalar, StateRecord,
-    StateStatus, Stop, Summary, SummaryDatum, Tolerance, VerificationRecord, VerifiedAgainst,
+    StateStatus, Stop, StopReason, Summary, SummaryDatum, Tolerance, VerificationRecord,
+    VerifiedAgainst,
 };
 pub use status::Status;
 

@@ -125,6 +125,52 @@ pub enum Stop {
     },
 }
 
+impl Stop {
+    /// Why the loop stopped, without the race's numbers: what the store keeps.
+    pub fn reason(&self) -> StopReason {
+        match self {
+            Stop::Criterion => StopReason::Criterion,
+            Stop::Timeout => StopReason::Timeout,
+            Stop::Raced { .. } => StopReason::Raced,
+        }
+    }
+}
+
+/// Why a state's cold loop stopped, as the store's `stop` column keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The stopping criterion was satisfied: measured in full.
+    Criterion,
+    /// The wall-clock timeout ended it.
+    Timeout,
+    /// It lost the race (`--race`, `--decide`): clearly slower than an earlier variant.
+    Raced,
+}
+
+impl StopReason {
+    /// Every reason.
+    pub const ALL: [StopReason; 3] = [
+        StopReason::Criterion,
+        StopReason::Timeout,
+        StopReason::Raced,
+    ];
+
+    /// The stable name: `criterion`, `timeout` or `raced`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Criterion => "criterion",
+            StopReason::Timeout => "timeout",
+            StopReason::Raced => "raced",
+        }
+    }
+
+    /// The reason named `name`.
+    pub fn from_name(name: &str) -> Option<StopReason> {
+        StopReason::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+}
+
 /// One axis value of a state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AxisValueRecord {
