@@ -85,8 +85,9 @@ pub type Tuned = (
 /// Each parameter of the running variant reaches the source as `-DCONST=value` under its
 /// `const` name (`ipt` → `IPT`; booleans as `1`/`0`, identifiers as written), unless
 /// [`Kernel::rename`] maps it to another macro name. Further defines that are not tuning
-/// parameters (an element type, say) are passed to [`Kernel::get`]. Kernels are found by
-/// name, so declare them `extern "C"`.
+/// parameters (an element type, say) are passed to [`Kernel::get`]. The name is an NVRTC
+/// name expression: a plain `__global__ void scale(…)` (C++ linkage), `ns::scale`, a
+/// template instance `scale<float>` and an `extern "C"` kernel are all found.
 #[derive(Debug)]
 pub struct Kernel {
     source: &'static str,
@@ -297,11 +298,14 @@ impl Kernel {
         };
         self.prepare(tuned, &handles, extra)?;
         let defines = self.variant_defines(tuned, extra);
-        let module = handles.compile(self.source, &defines)?;
-        let function = module.load_function(self.name).map_err(|e| {
+        let (module, lowered) = handles.compile_named(self.source, &defines, &[self.name])?;
+        let symbol = lowered
+            .iter()
+            .find(|(expression, _)| expression == self.name)
+            .map_or(self.name, |(_, symbol)| symbol.as_str());
+        let function = module.load_function(symbol).map_err(|e| {
             Error::Compile(format!(
-                "kernel `{}` is not in the compiled source ({e}): kernels are found by name, so \
-                 declare it `extern \"C\" __global__`",
+                "kernel `{}` (symbol `{symbol}`) is not in the compiled module: {e}",
                 self.name
             ))
         })?;
@@ -339,7 +343,7 @@ impl Kernel {
         if !sets.is_empty() {
             // Each set's errors come back from its own `compile`; dropping the handle leaves
             // the work going on.
-            let _background = handles.precompile(self.source, &sets)?;
+            let _background = handles.precompile_named(self.source, &sets, &[self.name])?;
         }
         Ok(())
     }

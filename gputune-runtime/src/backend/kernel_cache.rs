@@ -29,7 +29,8 @@ use gputune_protocol::hash::{Fnv128, Fnv64};
 pub const KERNEL_CACHE_ENV: &str = "GPUTUNE_KERNEL_CACHE";
 
 /// Bumped whenever the entry layout or the meaning of the key changes, so old entries miss.
-const FORMAT_VERSION: u32 = 1;
+/// 2 added the lowered names of name expressions after the image.
+const FORMAT_VERSION: u32 = 2;
 
 /// First bytes of every entry.
 const MAGIC: [u8; 4] = *b"GTKC";
@@ -70,6 +71,9 @@ pub(crate) struct Image {
     pub kind: ImageKind,
     /// The bytes; PTX text ends with its NUL, which the driver needs.
     pub bytes: Vec<u8>,
+    /// Each NVRTC name expression compiled with it (`scale<float>`) and the lowered (mangled)
+    /// name under which the module holds that kernel.
+    pub names: Vec<(String, String)>,
 }
 
 impl Image {
@@ -80,6 +84,7 @@ impl Image {
         Image {
             kind: ImageKind::Ptx,
             bytes,
+            names: Vec::new(),
         }
     }
 
@@ -88,6 +93,7 @@ impl Image {
         Image {
             kind: ImageKind::Cubin,
             bytes,
+            names: Vec::new(),
         }
     }
 }
@@ -222,12 +228,43 @@ fn encode(key: Key, image: &Image) -> Vec<u8> {
     out.extend_from_slice(&(image.bytes.len() as u64).to_le_bytes());
     out.extend_from_slice(&Fnv64::of(&image.bytes).to_le_bytes());
     out.extend_from_slice(&image.bytes);
+    // The names follow the image: a count, then each expression and lowered name, each
+    // length-prefixed.
+    out.extend_from_slice(&(image.names.len() as u32).to_le_bytes());
+    for (expression, lowered) in &image.names {
+        for text in [expression, lowered] {
+            out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+            out.extend_from_slice(text.as_bytes());
+        }
+    }
     out
+}
+
+/// The names trailer of an entry; `None` if it is not exactly a well-formed one.
+fn decode_names(mut rest: &[u8]) -> Option<Vec<(String, String)>> {
+    let take_u32 = |rest: &mut &[u8]| -> Option<usize> {
+        let (n, after) = rest.split_first_chunk::<4>()?;
+        *rest = after;
+        usize::try_from(u32::from_le_bytes(*n)).ok()
+    };
+    let count = take_u32(&mut rest)?;
+    let mut names = Vec::with_capacity(count.min(64));
+    for _ in 0..count {
+        let mut text = || -> Option<String> {
+            let len = take_u32(&mut rest)?;
+            let bytes = rest.get(..len)?;
+            rest = &rest[len..];
+            String::from_utf8(bytes.to_vec()).ok()
+        };
+        let expression = text()?;
+        let lowered = text()?;
+        names.push((expression, lowered));
+    }
+    rest.is_empty().then_some(names)
 }
 
 fn decode(data: &[u8], key: Key) -> Option<Image> {
     let header = data.get(..HEADER_LEN)?;
-    let payload = &data[HEADER_LEN..];
     let u32_at = |i: usize| {
         header
             .get(i..i + 4)?
@@ -251,15 +288,19 @@ fn decode(data: &[u8], key: Key) -> Option<Image> {
         return None;
     }
     let kind = ImageKind::from_code(header[24])?;
-    if u64_at(28)? != payload.len() as u64 || u64_at(36)? != Fnv64::of(payload) {
+    let len = usize::try_from(u64_at(28)?).ok()?;
+    let payload = data.get(HEADER_LEN..HEADER_LEN.checked_add(len)?)?;
+    if u64_at(36)? != Fnv64::of(payload) {
         return None;
     }
+    let names = decode_names(&data[HEADER_LEN + len..])?;
     if payload.is_empty() || (kind == ImageKind::Ptx && payload.last() != Some(&0)) {
         return None;
     }
     Some(Image {
         kind,
         bytes: payload.to_vec(),
+        names,
     })
 }
 
@@ -427,14 +468,26 @@ mod tests {
     fn the_key_is_stable_across_builds() {
         // Changing this digest invalidates every cache on disk: bump FORMAT_VERSION instead
         // of changing the hash silently.
-        // The digest of the hasher kernel_cache had before the workspace's one replaced it.
+        // Format 2 (with lowered names); format 1 gave 27c183d7a7f477e86c1e44b365089337.
         assert_eq!(
             Key::new("s", &["-DX=1".to_string()], (13, 0)).hex(),
-            "27c183d7a7f477e86c1e44b365089337"
+            "0aff1969d863083346d6f517ebcf07e0"
         );
         // An entry's checksum is FNV-1a 64 of its payload (the specification's value for "a").
         let entry = encode(Key(0), &Image::cubin(b"a".to_vec()));
         assert_eq!(entry[36..44], 0xaf63_dc4c_8601_ec8c_u64.to_le_bytes());
+    }
+
+    #[test]
+    fn lowered_names_travel_with_the_image_and_a_bad_trailer_is_a_miss() {
+        let mut image = Image::cubin(b"cubin".to_vec());
+        image.names = vec![("scale<float>".into(), "_Z5scaleIfEvPKT_PS0_".into())];
+        let entry = encode(Key(7), &image);
+        assert_eq!(decode(&entry, Key(7)), Some(image.clone()));
+        assert_eq!(decode(&entry[..entry.len() - 1], Key(7)), None, "cut short");
+        let mut longer = entry.clone();
+        longer.push(0);
+        assert_eq!(decode(&longer, Key(7)), None, "trailing bytes");
     }
 
     #[test]

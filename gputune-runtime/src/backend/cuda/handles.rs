@@ -8,6 +8,9 @@ use cudarc::driver::{CudaContext, CudaModule, CudaStream};
 use super::module::load_module;
 use crate::error::Result;
 
+/// Each name expression and the lowered (mangled) name a module holds its kernel under.
+pub type LoweredNames = Vec<(String, String)>;
+
 /// What a bench uses to allocate buffers, copy data and load its kernels on the measured
 /// device.
 ///
@@ -42,6 +45,20 @@ impl CudaHandles {
     /// Defines reach NVRTC's built-in headers too: a one-letter name such as `T` turns their
     /// `template <typename T>` into nonsense, so give defines distinctive names (`VALUE_T`).
     pub fn compile(&self, source: &str, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
-        load_module(&self.context, source, defines)
+        load_module(&self.context, source, defines, &[]).map(|(module, _)| module)
+    }
+
+    /// [`CudaHandles::compile`], finding kernels by C++ name: each of `names` is an NVRTC name
+    /// expression (`scale`, `ns::scale`, `scale<float>`), and the result pairs it with the
+    /// lowered (mangled) name to load it by, so kernels need no `extern "C"`. The names are
+    /// part of the cache key.
+    pub fn compile_named(
+        &self,
+        source: &str,
+        defines: &[(&str, String)],
+        names: &[&str],
+    ) -> Result<(Arc<CudaModule>, LoweredNames)> {
+        load_module(&self.context, source, defines, names)
+            .map(|(module, image)| (module, image.names.clone()))
     }
 }

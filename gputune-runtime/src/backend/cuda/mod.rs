@@ -35,9 +35,9 @@ mod timing;
 // What the error module classifies every CUDA error by; re-exported where it always was.
 pub use crate::error::cuda::{driver_error_kind, INVALID_LAUNCH_ERRORS, STICKY_ERRORS};
 pub use errors::driver_error;
-pub use handles::CudaHandles;
+pub use handles::{CudaHandles, LoweredNames};
 pub use limits::{check_launch, LaunchLimits};
-pub use nvrtc::compiles_for;
+pub use nvrtc::{compiles_for, lowered_names};
 pub use precompile::{finish_compilations, precompile_once, Precompile, PrecompileSummary};
 pub use timing::{CudaBackend, DEFAULT_BLOCKING_TIMEOUT};
 

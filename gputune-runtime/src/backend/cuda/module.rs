@@ -34,29 +34,29 @@ fn disk_cache() -> Option<&'static DiskCache> {
 pub(super) fn image_key(
     source: &str,
     defines: &[(&str, String)],
+    names: &[&str],
     cc: i32,
     version: (i32, i32),
 ) -> Key {
     let arch = u32::try_from(cc).unwrap_or(0);
-    Key::new(
-        source,
-        &nvrtc_options(defines, &Target::Cubin(arch)),
-        version,
-    )
+    let mut options = nvrtc_options(defines, &Target::Cubin(arch));
+    // The name expressions change what an entry holds (its lowered names), not the code.
+    options.extend(names.iter().map(|n| format!("name-expression {n}")));
+    Key::new(source, &options, version)
 }
 
 /// The image for `key` from the caches, else compiled (and stored on disk).
 pub(super) fn cached_image(
     key: Key,
     source: &str,
-    defines: &[(&str, String)],
+    (defines, names): (&[(&str, String)], &[&str]),
     cc: i32,
 ) -> (std::result::Result<Arc<Image>, CompileFailed>, Origin) {
     memo().get_or_compile(
         key,
         disk_cache(),
         || {
-            compile_for(source, defines, cc).map_err(|e| {
+            compile_for(source, defines, names, cc).map_err(|e| {
                 let kind = e.kind();
                 match e {
                     Error::Device(message) | Error::Compile(message) => (kind, message),
@@ -79,26 +79,31 @@ pub(super) fn cached_image(
     )
 }
 
-/// [`CudaHandles::compile`] for any context.
+/// A loaded module and its image (whose `names` hold the lowered names of its name
+/// expressions).
+pub(crate) type Loaded = (Arc<CudaModule>, Arc<Image>);
+
+/// [`CudaHandles::compile`] for any context, with the name expressions `names`.
 pub(crate) fn load_module(
     context: &Arc<CudaContext>,
     source: &str,
     defines: &[(&str, String)],
-) -> Result<Arc<CudaModule>> {
+    names: &[&str],
+) -> Result<Loaded> {
     /// Loaded modules by context and key: loading a module again for every state of every
     /// variant would cost a driver call and device memory each time.
-    type Modules = Mutex<HashMap<(usize, Key), Arc<CudaModule>>>;
+    type Modules = Mutex<HashMap<(usize, Key), Loaded>>;
     static MODULES: OnceLock<Modules> = OnceLock::new();
 
     let cc = device_cc(context)?;
-    let key = image_key(source, defines, cc, nvrtc_version()?);
+    let key = image_key(source, defines, names, cc, nvrtc_version()?);
     let modules = MODULES.get_or_init(Modules::default);
     let id = (context.cu_ctx() as usize, key);
     // A poisoned lock only means a thread panicked while inserting; the map is whole.
     if let Some(m) = modules.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
         return Ok(m.clone());
     }
-    let image = cached_image(key, source, defines, cc)
+    let image = cached_image(key, source, (defines, names), cc)
         .0
         .map_err(|(kind, message)| match kind {
             // NVRTC rejected the source: the variant does not build.
@@ -114,7 +119,7 @@ pub(crate) fn load_module(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .entry(id)
-        .or_insert(module)
+        .or_insert((module, image))
         .clone();
     Ok(shared)
 }
@@ -127,8 +132,8 @@ mod tests {
     fn the_image_key_covers_defines_their_order_the_device_and_nvrtc() {
         let src = "extern \"C\" __global__ void k() {}";
         let d = |ipt: &str, tpb: &str| vec![("IPT", ipt.to_string()), ("TPB", tpb.to_string())];
-        let key = image_key(src, &d("4", "256"), 90, (13, 0));
-        assert_eq!(key, image_key(src, &d("4", "256"), 90, (13, 0)));
+        let key = image_key(src, &d("4", "256"), &[], 90, (13, 0));
+        assert_eq!(key, image_key(src, &d("4", "256"), &[], 90, (13, 0)));
         assert_eq!(
             key,
             Key::new(
@@ -138,24 +143,27 @@ mod tests {
             )
         );
         for other in [
-            image_key(src, &d("8", "256"), 90, (13, 0)),
-            image_key(src, &d("4", "128"), 90, (13, 0)),
-            image_key(src, &d("4", "256"), 100, (13, 0)),
-            image_key(src, &d("4", "256"), 90, (13, 1)),
+            image_key(src, &d("8", "256"), &[], 90, (13, 0)),
+            image_key(src, &d("4", "128"), &[], 90, (13, 0)),
+            image_key(src, &d("4", "256"), &[], 100, (13, 0)),
+            image_key(src, &d("4", "256"), &[], 90, (13, 1)),
             image_key(
                 "extern \"C\" __global__ void j() {}",
                 &d("4", "256"),
+                &[],
                 90,
                 (13, 0),
             ),
             image_key(
                 src,
                 &[("TPB", "256".to_string()), ("IPT", "4".to_string())],
+                &[],
                 90,
                 (13, 0),
             ),
         ] {
             assert_ne!(other, key);
         }
+        assert_ne!(image_key(src, &d("4", "256"), &["k"], 90, (13, 0)), key);
     }
 }

@@ -97,15 +97,37 @@ pub(super) fn nvrtc_options(defines: &[(&str, String)], target: &Target) -> Vec<
 /// # }
 /// ```
 pub fn compiles_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<bool> {
-    match compile_for(source, defines, cc) {
+    match compile_for(source, defines, &[], cc) {
         Ok(_) => Ok(true),
         Err(Error::Device(m)) if m == NO_NVRTC => Ok(false),
         Err(e) => Err(e),
     }
 }
 
-/// Compiles `source` for compute capability `cc` (`major * 10 + minor`).
-pub(crate) fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<Image> {
+/// The lowered (mangled) name NVRTC gives each of `names` (C++ name expressions such as
+/// `scale` or `scale<float>`) when `source` compiles for `cc`; `Ok(None)` without NVRTC.
+/// What [`Kernel`](crate::kernel::Kernel) loads a C++-named kernel by.
+pub fn lowered_names(
+    source: &str,
+    defines: &[(&str, String)],
+    names: &[&str],
+    cc: i32,
+) -> Result<Option<Vec<(String, String)>>> {
+    match compile_for(source, defines, names, cc) {
+        Ok(image) => Ok(Some(image.names)),
+        Err(Error::Device(m)) if m == NO_NVRTC => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Compiles `source` for compute capability `cc` (`major * 10 + minor`), with the lowered
+/// names of the C++ name expressions `names` (kernels found without `extern "C"`).
+pub(crate) fn compile_for(
+    source: &str,
+    defines: &[(&str, String)],
+    names: &[&str],
+    cc: i32,
+) -> Result<Image> {
     let cc =
         u32::try_from(cc).map_err(|_| Error::Device(format!("invalid compute capability {cc}")))?;
     let src = CString::new(source)
@@ -118,6 +140,13 @@ pub(crate) fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> 
             "the define {name:?}={value:?} contains a NUL byte"
         )));
     }
+    let names: Vec<CString> = names
+        .iter()
+        .map(|n| {
+            CString::new(*n)
+                .map_err(|_| Error::Device(format!("the kernel name {n:?} contains a NUL byte")))
+        })
+        .collect::<Result<_>>()?;
     // SAFETY: only tries to dlopen the candidate library names; nothing is called.
     if !unsafe { nvrtc_sys::is_culib_present() } {
         return Err(Error::Device(NO_NVRTC.into()));
@@ -128,7 +157,7 @@ pub(crate) fn compile_for(source: &str, defines: &[(&str, String)], cc: i32) -> 
     while i < targets.len() {
         let target = targets[i].clone();
         let options = nvrtc_options(defines, &target);
-        let attempt = quietly(|| compile_once(&src, &options, &target))
+        let attempt = quietly(|| compile_once(&src, &options, &names, &target))
             .unwrap_or_else(|panic| Err(CompileFailure::Final(format!("NVRTC failed: {panic}"))));
         match attempt {
             Ok(image) => return Ok(image),
@@ -173,12 +202,19 @@ impl Drop for Program {
 fn compile_once(
     src: &CStr,
     options: &[String],
+    names: &[CString],
     target: &Target,
 ) -> std::result::Result<Image, CompileFailure> {
     let program = Program(
         nvrtc::create_program(src, Some(c"gputune_kernel.cu"))
             .map_err(|e| CompileFailure::Final(format!("NVRTC cannot create a program: {e}")))?,
     );
+    for name in names {
+        // SAFETY: `program` is live and `name` NUL-terminated.
+        unsafe { nvrtc_sys::nvrtcAddNameExpression(program.0, name.as_ptr()) }
+            .result()
+            .map_err(|e| CompileFailure::Final(format!("NVRTC rejected the name {name:?}: {e}")))?;
+    }
     // SAFETY: `program` is live; the options contain no NUL (checked by the caller).
     if let Err(e) = unsafe { nvrtc::compile_program(program.0, options) } {
         let log = program_log(&program);
@@ -202,6 +238,29 @@ fn compile_once(
     let output = |what: &str, e: nvrtc::NvrtcError| {
         CompileFailure::Final(format!("NVRTC compiled the kernel but {what} failed: {e}"))
     };
+    let mut lowered = Vec::with_capacity(names.len());
+    for name in names {
+        let mut out: *const c_char = std::ptr::null();
+        // SAFETY: `program` compiled with `name` added; NVRTC owns the returned string until
+        // the program is destroyed, and it is copied out before that.
+        let found = unsafe { nvrtc_sys::nvrtcGetLoweredName(program.0, name.as_ptr(), &mut out) };
+        if found.result().is_err() || out.is_null() {
+            return Err(CompileFailure::Source(format!(
+                "the source has no __global__ function {}: a kernel's name must name one \
+                 (`scale`, `ns::scale`, `scale<float>`)",
+                name.to_string_lossy()
+            )));
+        }
+        // SAFETY: non-null and NUL-terminated, as NVRTC documents.
+        let text = unsafe { CStr::from_ptr(out) }
+            .to_string_lossy()
+            .into_owned();
+        lowered.push((name.to_string_lossy().into_owned(), text));
+    }
+    let with_names = |mut image: Image| {
+        image.names = lowered.clone();
+        image
+    };
     match target {
         Target::Cubin(_) => {
             let mut size = 0usize;
@@ -214,13 +273,13 @@ fn compile_once(
             unsafe { nvrtc_sys::nvrtcGetCUBIN(program.0, cubin.as_mut_ptr().cast::<c_char>()) }
                 .result()
                 .map_err(|e| output("nvrtcGetCUBIN", e))?;
-            Ok(Image::cubin(cubin))
+            Ok(with_names(Image::cubin(cubin)))
         }
         Target::Ptx(_) => {
             // SAFETY: `program` compiled successfully.
             let ptx = unsafe { nvrtc::get_ptx(program.0) }.map_err(|e| output("nvrtcGetPTX", e))?;
             // Kept NUL-terminated: the driver reads the image as a C string.
-            Ok(Image::ptx(&c_chars_to_string(&ptx)))
+            Ok(with_names(Image::ptx(&c_chars_to_string(&ptx))))
         }
     }
 }
@@ -285,7 +344,7 @@ mod tests {
             crate::test_skipped("checks the path without NVRTC, and NVRTC is installed here");
             return;
         }
-        match compile_for("extern \"C\" __global__ void k() {}", &[], 90) {
+        match compile_for("extern \"C\" __global__ void k() {}", &[], &[], 90) {
             Err(Error::Device(msg)) => assert!(msg.contains("NVRTC"), "{msg}"),
             Err(other) => panic!("expected a device error, got {other:?}"),
             Ok(_) => panic!("compiled without NVRTC"),
@@ -301,7 +360,7 @@ mod tests {
             return;
         }
         let source = "#if BROKEN\n#error \"injected\"\n#endif\nextern \"C\" __global__ void k() {}";
-        match compile_for(source, &[("BROKEN", "1".into())], 90) {
+        match compile_for(source, &[("BROKEN", "1".into())], &[], 90) {
             Err(e @ Error::Compile(_)) => {
                 assert_eq!(e.kind(), ErrorKind::Compile);
                 let msg = e.to_string();
@@ -312,7 +371,7 @@ mod tests {
             }
             other => panic!("expected a compile error, got {other:?}"),
         }
-        assert!(compile_for(source, &[("BROKEN", "0".into())], 90).is_ok());
+        assert!(compile_for(source, &[("BROKEN", "0".into())], &[], 90).is_ok());
     }
 
     #[test]
@@ -334,5 +393,35 @@ mod tests {
         assert_eq!(c_chars_to_string(&chars), "ptx text");
         let chars: Vec<c_char> = b"no nul".iter().map(|&b| b as c_char).collect();
         assert_eq!(c_chars_to_string(&chars), "no nul");
+    }
+
+    #[test]
+    fn kernels_are_found_by_their_cpp_names() {
+        let source = r#"
+            __global__ void plain(float* y) { y[threadIdx.x] = 1.0f; }
+            namespace ns { template <typename T> __global__ void tmpl(T* y) { y[0] = T(2); } }
+            template __global__ void ns::tmpl<float>(float*);
+            extern "C" __global__ void c_named(float* y) { y[0] = 3.0f; }
+        "#;
+        let names = ["plain", "ns::tmpl<float>", "c_named"];
+        let lowered = match lowered_names(source, &[], &names, 90) {
+            Ok(Some(lowered)) => lowered,
+            Ok(None) => {
+                return crate::test_skipped(
+                    "needs NVRTC (the CUDA toolkit), which is not installed",
+                )
+            }
+            Err(e) => panic!("{e}"),
+        };
+        let symbol = |n: &str| lowered.iter().find(|(e, _)| e == n).map(|(_, s)| s.clone());
+        assert_eq!(symbol("plain").as_deref(), Some("_Z5plainPf"));
+        assert!(symbol("ns::tmpl<float>").is_some_and(|s| s.starts_with("_ZN2ns4tmpl")));
+        assert_eq!(symbol("c_named").as_deref(), Some("c_named"));
+        let missing = lowered_names(source, &[], &["nowhere"], 90);
+        assert!(
+            // NVRTC itself says so, in the variant's build_failed message.
+            matches!(&missing, Err(Error::Compile(m)) if m.contains("nowhere")),
+            "{missing:?}"
+        );
     }
 }

@@ -44,6 +44,17 @@ impl CudaHandles {
         source: &str,
         define_sets: &[Vec<(&str, String)>],
     ) -> Result<Precompile> {
+        self.precompile_named(source, define_sets, &[])
+    }
+
+    /// [`CudaHandles::precompile`] for [`CudaHandles::compile_named`]: the same name
+    /// expressions go with every define set.
+    pub fn precompile_named(
+        &self,
+        source: &str,
+        define_sets: &[Vec<(&str, String)>],
+        names: &[&str],
+    ) -> Result<Precompile> {
         let cc = device_cc(&self.context)?;
         let version = nvrtc_version()?;
         let jobs: Vec<(Key, Vec<(String, String)>)> = define_sets
@@ -53,10 +64,11 @@ impl CudaHandles {
                     .iter()
                     .map(|(n, v)| ((*n).to_string(), v.clone()))
                     .collect();
-                (image_key(source, defines, cc, version), owned)
+                (image_key(source, defines, names, cc, version), owned)
             })
             .collect();
         let source: Arc<str> = Arc::from(source);
+        let names: Vec<String> = names.iter().map(|n| (*n).to_string()).collect();
         let threads = std::thread::available_parallelism()
             .map_or(1, usize::from)
             .saturating_sub(1)
@@ -86,7 +98,9 @@ impl CudaHandles {
                                 .iter()
                                 .map(|(n, v)| (n.as_str(), v.clone()))
                                 .collect();
-                            let (result, origin) = cached_image(*key, &source, &defines, cc);
+                            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                            let (result, origin) =
+                                cached_image(*key, &source, (&defines, &names), cc);
                             let mut summary = summary.lock().unwrap_or_else(|e| e.into_inner());
                             match (result, origin) {
                                 (Err((_, message)), _) => summary.failed.push(message),
