@@ -13,7 +13,7 @@
 //! use gputune_runtime::kernel::Kernel;
 //!
 //! static SCALE: Kernel = Kernel::new(
-//!     r#"extern "C" __global__ void scale(const float* x, float* y, float a, unsigned n) {
+//!     r#"__global__ void scale(const float* x, float* y, float a, unsigned n) {
 //!         unsigned i = blockIdx.x * TPB + threadIdx.x;
 //!         if (i < n) y[i] = a * x[i];
 //!     }"#,
