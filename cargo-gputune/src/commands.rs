@@ -182,13 +182,11 @@ fn run_bundle_command(
     Ok(0)
 }
 
-/// `apply`: significant, verified winners into `gputune.toml`.
-fn apply_command(
+/// The workspace's store, read-only, and the result groups of the selected packages.
+fn workspace_results(
     ws: &Workspace,
     args: &cli::CargoArgs,
-    a: &cli::ApplyArgs,
-    out: &mut Output,
-) -> Result<i32> {
+) -> Result<(Store, Vec<results::Group>)> {
     let path = store_path(ws, args.db.as_ref());
     let store = Store::open_read_only(&path)?;
     let groups = select_groups(
@@ -196,6 +194,17 @@ fn apply_command(
         ws.selected_packages(args)?.as_deref(),
         &path,
     )?;
+    Ok((store, groups))
+}
+
+/// `apply`: significant, verified winners into `gputune.toml`.
+fn apply_command(
+    ws: &Workspace,
+    args: &cli::CargoArgs,
+    a: &cli::ApplyArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    let (store, groups) = workspace_results(ws, args)?;
     let n = apply::apply(ws, &groups, &store, a.dry_run, out)?;
     out.status(&format!(
         "{n} winner(s) {}",
@@ -210,13 +219,7 @@ fn apply_command(
 
 /// `check`: the CI gate against a baseline and a minimum score.
 fn check_command(ws: &Workspace, args: &cli::CargoArgs, c: &cli::CheckArgs) -> Result<i32> {
-    let path = store_path(ws, args.db.as_ref());
-    let store = Store::open_read_only(&path)?;
-    let groups = select_groups(
-        results::groups(store.measurements()?, true),
-        ws.selected_packages(args)?.as_deref(),
-        &path,
-    )?;
+    let (_, groups) = workspace_results(ws, args)?;
     let comparisons = match &c.baseline {
         Some(path) => {
             let text = std::fs::read_to_string(path)

@@ -220,22 +220,10 @@ impl Store {
 
     /// Checks, without writing, that the file is a gputune store of this schema version.
     fn check_schema(&self) -> Result<i64> {
-        let tables: Vec<String> = self
-            .conn
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
-            .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        if !tables.iter().any(|t| t == "meta") {
+        if !self.tables()?.iter().any(|t| t == "meta") {
             bail!("it holds no gputune metadata (a foreign database?)");
         }
-        let version: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT value FROM meta WHERE key = 'schema_version'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let version = self.schema_version()?;
         match version.as_deref().map(str::parse::<i64>) {
             Some(Ok(v)) if (1..=SCHEMA_VERSION).contains(&v) => Ok(v),
             Some(_) => bail!(
@@ -251,13 +239,30 @@ impl Store {
         &self.path
     }
 
-    fn init(&mut self) -> Result<()> {
-        // Read before anything is written: switching to WAL changes the file's header.
-        let tables: Vec<String> = self
+    /// The names of the file's tables.
+    fn tables(&self) -> Result<Vec<String>> {
+        Ok(self
             .conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
             .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// `meta.schema_version`, if the file has one.
+    fn schema_version(&self) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    fn init(&mut self) -> Result<()> {
+        // Read before anything is written: switching to WAL changes the file's header.
+        let tables = self.tables()?;
         if !tables.is_empty() && !tables.iter().any(|t| t == "meta") {
             bail!("it holds tables but no gputune metadata (a foreign database?)");
         }
@@ -268,15 +273,7 @@ impl Store {
             bail!("cannot switch to WAL mode (got {mode})");
         }
         self.conn.execute_batch(SCHEMA)?;
-        let version: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT value FROM meta WHERE key = 'schema_version'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        match version {
+        match self.schema_version()? {
             None => {
                 self.conn.execute(
                     "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
