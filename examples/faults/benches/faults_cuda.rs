@@ -8,34 +8,26 @@
 
 use gputune_example_faults::cuda::fault_kernel;
 use gputune_runtime::device::BackendKind;
-use gputune_runtime::verify::Tolerance;
-use gputune_runtime::{Bench, BenchResult, State};
+use gputune_runtime::{Bench, BenchResult, BoxError, State};
 
 fn faults_cuda(state: &mut State<'_>) -> BenchResult {
     let n = usize::try_from(state.get_int64("Elements{io}")?)?;
-    let cuda = state.cuda()?.clone();
-    // Non-zero, index-dependent input: never verify on zeros.
-    let host: Vec<f32> = (0..n).map(|i| ((i % 1021) as f32 + 1.0) * 0.5).collect();
-    let x = cuda.stream.clone_htod(&host)?;
-    let mut y = cuda.stream.alloc_zeros::<f32>(n)?;
-    let never = cuda.stream.alloc_zeros::<u32>(1)?;
     state.add_element_count(n as u64);
     state.add_global_memory_reads::<f32>(n as u64);
     state.add_global_memory_writes::<f32>(n as u64);
-
-    // `verify` runs base, then the variant: the kernel kept last is the variant's. A variant
-    // that does not compile, cannot be launched, crashes or hangs fails here, before timing.
-    let mut compiled = None;
-    state.verify(&mut y, Tolerance::EXACT, |y| {
-        let kernel = fault_kernel(&cuda)?;
-        let config = kernel.config(n)?;
-        kernel.launch(&cuda.stream, config, &x, y, &never)?;
-        compiled = Some((kernel, config));
-        Ok(())
-    })?;
-    let (kernel, config) = compiled.ok_or("the verification compiled no kernel")?;
-    state.exec(|launch| kernel.launch(launch.stream()?, config, &x, &mut y, &never));
-    Ok(())
+    // The input (non-zero and index-dependent: never verify on zeros), the output and the
+    // zero word the `hang` fault waits on, made once per workload and process.
+    let make = |state: &State<'_>| {
+        let stream = &state.cuda()?.stream;
+        let host: Vec<f32> = (0..n).map(|i| ((i % 1021) as f32 + 1.0) * 0.5).collect();
+        let (x, y) = (stream.clone_htod(&host)?, stream.alloc_zeros::<f32>(n)?);
+        Ok::<_, BoxError>((x, y, stream.alloc_zeros::<u32>(1)?))
+    };
+    // A variant that does not compile, cannot be launched, crashes or hangs fails in the
+    // verification (base, then the variant), before it is timed; a wrong one fails it.
+    state.with_setup(make, |state, (x, y, never)| {
+        state.exec_verified(y, |launch, y| fault_kernel(launch.stream()?, x, y, never))
+    })?
 }
 
 fn main() {

@@ -1,7 +1,7 @@
 //! Fault injection on the GPU (feature `cuda`): one tuned function whose `fault` parameter
 //! makes a CUDA variant fail in each way a search must survive, next to variants that work.
-//! Each variant is a kernel compiled by NVRTC at run time, with its parameters as `-D`
-//! defines (`faults.cu`).
+//! Each variant is a kernel compiled by NVRTC at run time through the kernel handle
+//! (`gputune_runtime::kernel`), with its parameters as `-D` defines (`faults.cu`).
 //!
 //! | `fault` | what the variant does | what `cargo gputune search` records |
 //! |---|---|---|
@@ -15,10 +15,8 @@
 use std::sync::Arc;
 
 use gputune_macros::tune;
-use gputune_runtime::backend::cuda::{check_launch, CudaHandles};
-use gputune_runtime::cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
-};
+use gputune_runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use gputune_runtime::kernel::Kernel;
 use gputune_runtime::BoxError;
 
 /// The kernel's CUDA C++ source.
@@ -31,85 +29,48 @@ pub const THREADS: u32 = 256;
 /// limit is 1024), and more than this one's `__launch_bounds__`.
 pub const OVERSIZED_BLOCK: u32 = 8 * THREADS;
 
-/// The faults, as `faults.cu` names them.
-pub const FAULTS: [(&str, &str); 6] = [
-    ("none", "FAULT_NONE"),
-    ("compile", "FAULT_COMPILE"),
-    ("launch", "FAULT_LAUNCH"),
-    ("crash", "FAULT_CRASH"),
-    ("hang", "FAULT_HANG"),
-    ("wrong", "FAULT_WRONG"),
-];
+/// The faults, as `#[tune]` and `faults.cu` name them.
+pub const FAULTS: [&str; 6] = ["none", "compile", "launch", "crash", "hang", "wrong"];
 
-/// One variant of the kernel, compiled and loaded.
-#[derive(Debug, Clone)]
-pub struct FaultKernel {
-    function: CudaFunction,
-    block: u32,
-}
+// The parameters under names of their own in the source (`GPUTUNE_…`): a define called WORK
+// or FAULT would be a plainer name for NVRTC's built-in headers to trip on.
+static AFFINE: Kernel =
+    Kernel::new(SOURCE, "affine").rename(&[("fault", "GPUTUNE_FAULT"), ("work", "GPUTUNE_WORK")]);
 
-impl FaultKernel {
-    /// Compiles the kernel with `fault` injected and `work` rounds of busy work.
-    pub fn compile(cuda: &CudaHandles, fault: &str, work: usize) -> Result<FaultKernel, BoxError> {
-        let module = cuda.compile(SOURCE, &defines(fault, work)?)?;
-        let function = module.load_function("affine")?;
-        Ok(FaultKernel {
-            function,
-            block: block_threads(fault),
-        })
-    }
-
-    /// The launch shape for `n` elements, checked against the kernel's limits: a block it
-    /// cannot take is an invalid launch (`gputune_runtime::Error::InvalidLaunch`).
-    pub fn config(&self, n: usize) -> Result<LaunchConfig, BoxError> {
-        let config = launch_config(n, self.block)?;
-        check_launch(&self.function, &config)?;
-        Ok(config)
-    }
-
-    /// Enqueues `y = 2x + 1` (or the fault) on `stream` with a shape from
-    /// [`FaultKernel::config`]; `never` is a zero word the `hang` fault waits on.
-    pub fn launch(
-        &self,
-        stream: &Arc<CudaStream>,
-        config: LaunchConfig,
-        x: &CudaSlice<f32>,
-        y: &mut CudaSlice<f32>,
-        never: &CudaSlice<u32>,
-    ) -> Result<(), BoxError> {
-        let n = x.len().min(y.len()) as u64;
-        let zero = 0u32;
-        let nowhere = 0u64;
-        let mut builder = stream.launch_builder(&self.function);
-        builder
-            .arg(x)
-            .arg(y)
-            .arg(&n)
-            .arg(&zero)
-            .arg(&nowhere)
-            .arg(never);
-        // SAFETY: the arguments match `affine(const float*, float*, unsigned long long,
-        // unsigned int, float*, const volatile unsigned int*)` in faults.cu, and a correct
-        // variant touches only indices below n, which both slices hold. The faulting store
-        // through `nowhere` is the point of the `crash` variant: the device reports it as
-        // an illegal address, and the process ends before using the context again.
-        unsafe { builder.launch(config) }?;
-        Ok(())
-    }
-}
-
-/// The NVRTC defines of one variant.
-fn defines(fault: &str, work: usize) -> Result<[(&'static str, String); 3], BoxError> {
-    let name = FAULTS
-        .iter()
-        .find(|(f, _)| *f == fault)
-        .map(|(_, name)| *name)
-        .ok_or_else(|| format!("unknown fault `{fault}`"))?;
-    Ok([
-        ("GPUTUNE_FAULT", name.to_string()),
-        ("GPUTUNE_WORK", work.to_string()),
-        ("GPUTUNE_TPB", THREADS.to_string()),
-    ])
+/// Enqueues this variant's kernel on `stream`: `y = 2x + 1` over the first
+/// `min(x.len(), y.len())` elements, or one of the injected faults; `never` is a zero word
+/// the `hang` fault waits on.
+#[tune(
+    fault = [none, compile, launch, crash, hang, wrong],
+    work = [1, 4],
+    base(fault = none, work = 4)
+)]
+pub fn fault_kernel(
+    stream: &Arc<CudaStream>,
+    x: &CudaSlice<f32>,
+    y: &mut CudaSlice<f32>,
+    never: &CudaSlice<u32>,
+) -> Result<(), BoxError> {
+    let kernel = AFFINE.get(TUNED, stream, &[("GPUTUNE_TPB", &THREADS.to_string())])?;
+    let n = x.len().min(y.len());
+    // A block the kernel cannot take (the `launch` fault's) is `invalid`, not launched.
+    let config = kernel.check(launch_config(n, block_threads(FAULT))?)?;
+    let (n, zero, nowhere) = (n as u64, 0u32, 0u64);
+    let mut launch = stream.launch_builder(kernel.function());
+    launch
+        .arg(x)
+        .arg(y)
+        .arg(&n)
+        .arg(&zero)
+        .arg(&nowhere)
+        .arg(never);
+    // SAFETY: the arguments match `affine(const float*, float*, unsigned long long,
+    // unsigned int, float*, const volatile unsigned int*)` in faults.cu, and a correct
+    // variant touches only indices below n, which both slices hold. The faulting store
+    // through `nowhere` is the point of the `crash` variant: the device reports it as
+    // an illegal address, and the process ends before using the context again.
+    unsafe { launch.launch(config) }?;
+    Ok(())
 }
 
 /// Threads per block a variant launches with.
@@ -133,17 +94,6 @@ fn launch_config(n: usize, block: u32) -> Result<LaunchConfig, BoxError> {
     })
 }
 
-/// The kernel of this variant, compiled for the device of `cuda`; or one of the injected
-/// faults.
-#[tune(
-    fault = [none, compile, launch, crash, hang, wrong],
-    work = [1, 4],
-    base(fault = none, work = 4)
-)]
-pub fn fault_kernel(cuda: &CudaHandles) -> Result<FaultKernel, BoxError> {
-    FaultKernel::compile(cuda, FAULT, WORK)
-}
-
 #[cfg(test)]
 mod tests {
     /// Says on stderr, past libtest's capture (so it shows without `--nocapture` too), that the
@@ -156,19 +106,38 @@ mod tests {
     }
     use super::*;
 
+    /// The defines of variant `label`, as the kernel handle passes them.
+    fn defines(label: &str) -> Vec<(String, String)> {
+        AFFINE
+            .label_defines(FAULT_KERNEL_PARAMS, label, &[("GPUTUNE_TPB", "256")])
+            .expect("a label of the space")
+    }
+
     #[test]
     fn every_fault_has_a_define_the_source_knows() {
         // Needs no device: only the text the variants are compiled from.
-        for (fault, name) in FAULTS {
-            assert!(SOURCE.contains(&format!("#define {name} ")), "{fault}");
-            let d = defines(fault, 4).expect("known fault");
-            assert_eq!(d[0], ("GPUTUNE_FAULT", name.to_string()));
-            assert_eq!(d[1], ("GPUTUNE_WORK", "4".to_string()));
+        let names: Vec<&str> = FAULT_KERNEL_PARAMS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["fault", "work"]);
+        for fault in FAULTS {
+            assert!(
+                SOURCE.contains(&format!("#define FAULT_{fault} ")),
+                "{fault}"
+            );
+            let d = defines(&format!("fault_{fault}.work_4"));
+            let pairs: Vec<(&str, &str)> =
+                d.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+            assert_eq!(
+                pairs,
+                [
+                    ("GPUTUNE_TPB", "256"),
+                    ("GPUTUNE_FAULT", fault),
+                    ("GPUTUNE_WORK", "4")
+                ]
+            );
         }
-        assert!(defines("melt", 1).is_err());
         assert!(SOURCE.contains("extern \"C\" __global__"));
         assert!(SOURCE.contains("__launch_bounds__(GPUTUNE_TPB)"));
-        assert!(SOURCE.contains("#if GPUTUNE_FAULT == FAULT_COMPILE\n#error"));
+        assert!(SOURCE.contains("#if FAULT == FAULT_compile\n#error"));
     }
 
     #[test]
@@ -179,22 +148,25 @@ mod tests {
         if !unsafe { nvrtc::sys::is_culib_present() } {
             return skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
         }
-        for (fault, _) in FAULTS {
+        let compile = |label: &str| {
+            let options = defines(label)
+                .iter()
+                .map(|(name, value)| format!("-D{name}={value}"))
+                .collect();
+            let options = CompileOptions {
+                arch: Some("compute_90"),
+                options,
+                ..Default::default()
+            };
+            nvrtc::compile_ptx_with_opts(SOURCE, options)
+        };
+        let none = [1, 4].map(|work| {
+            let ptx = compile(&format!("fault_none.work_{work}")).expect("fault none compiles");
+            ptx.to_src()
+        });
+        for fault in FAULTS {
             for work in [1, 4] {
-                let options = defines(fault, work)
-                    .expect("known fault")
-                    .iter()
-                    .map(|(name, value)| format!("-D{name}={value}"))
-                    .collect();
-                let compiled = nvrtc::compile_ptx_with_opts(
-                    SOURCE,
-                    CompileOptions {
-                        arch: Some("compute_90"),
-                        options,
-                        ..Default::default()
-                    },
-                );
-                match (fault, compiled) {
+                match (fault, compile(&format!("fault_{fault}.work_{work}"))) {
                     ("compile", Err(CompileError::CompileError { log, .. })) => {
                         let log = log.to_string_lossy();
                         assert!(log.contains("injected fault"), "{log}");
@@ -202,21 +174,32 @@ mod tests {
                     ("compile", other) => panic!("the compile fault compiled: {other:?}"),
                     (_, Ok(ptx)) => {
                         let ptx = ptx.to_src();
-                        // What check_launch reads back as the kernel's block limit.
+                        // What the kernel handle reads back as the kernel's block limit.
                         assert!(ptx.contains(".maxntid 256, 1, 1"), "{fault}");
+                        // The fault reaches the code: the GPU faults change the kernel, the
+                        // launch fault (a host-side one) does not.
+                        let same = ptx == none[usize::from(work == 4)];
+                        assert_eq!(same, matches!(fault, "none" | "launch"), "{fault}");
                         if fault == "hang" {
                             assert!(ptx.contains("ld.volatile.global.u32"), "{ptx}");
                         }
                     }
-                    (_, Err(e)) => panic!("{fault}.work_{work} does not compile: {e}"),
+                    (_, Err(e)) => panic!("fault_{fault}.work_{work} does not compile: {e}"),
                 }
             }
+        }
+        // A name that is not a fault does not compile either, rather than run as `none`.
+        match compile("fault_melt.work_1") {
+            Err(CompileError::CompileError { log, .. }) => {
+                assert!(log.to_string_lossy().contains("none of"))
+            }
+            other => panic!("an unknown fault compiled: {other:?}"),
         }
     }
 
     #[test]
     fn only_the_launch_fault_asks_for_an_oversized_block() {
-        for (fault, _) in FAULTS {
+        for fault in FAULTS {
             let block = block_threads(fault);
             if fault == "launch" {
                 // Over CUDA's 1024 threads per block, so over any kernel's limit.

@@ -1,65 +1,46 @@
-//! A device-wide sum in two passes, tuned by gputune: [`sum`] enqueues `partial_sums` (one
-//! partial sum per block, over a grid sized to the device) and `final_sum` (one block adds
-//! the partials), both compiled by NVRTC from `reduce.cu` with the variant's parameters as
-//! `-D` defines.
+//! A device-wide sum in two passes, tuned by gputune on the kernel handle
+//! (`gputune_runtime::kernel`): [`sum`] enqueues `partial_sums` (one partial sum per block,
+//! over a grid sized to the device) and `final_sum` (one block adds the partials), both from
+//! `reduce.cu`, compiled by NVRTC with the element type and the variant's parameters as `-D`
+//! defines; every variant of a bench process compiles in the background from the first call
+//! on.
 //!
-//! Compilation goes through the runtime's kernel cache, like `gputune-example-scale-cuda`;
-//! [`precompile`] starts compiling every variant a bench process will run in the background.
 //! [`input`] makes test data whose sum is exact in `f32` whatever the order of the additions
 //! (see [`input_value`]), so that every variant can be verified exactly.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use gputune_macros::tune;
-use gputune_runtime::backend::cuda::{check_launch, CudaHandles, Precompile};
-use gputune_runtime::cudarc::driver::sys::CUdevice_attribute;
-use gputune_runtime::cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
-    ValidAsZeroBits,
+use gputune_runtime::cudarc::driver::sys::CUdevice_attribute::{
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR as BLOCKS_PER_SM,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT as SMS,
 };
-use gputune_runtime::tuned::{self, Variant};
+use gputune_runtime::cudarc::driver::{
+    CudaContext, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
+use gputune_runtime::kernel::{CudaType, Kernel};
 use gputune_runtime::verify::DeviceElement;
 use gputune_runtime::BoxError;
 
 /// The kernels' CUDA C++ source.
 pub const SOURCE: &str = include_str!("reduce.cu");
 
-/// An element type the kernels are compiled for (and whose outputs verify on the GPU).
+// One module holds both kernels: the second handle finds it in the runtime's module cache.
+static PARTIAL_SUMS: Kernel = Kernel::new(SOURCE, "partial_sums");
+static FINAL_SUM: Kernel = Kernel::new(SOURCE, "final_sum");
+
+/// An element type the kernels are compiled for (`f32`, `f64`): one that holds the test
+/// data's small integers exactly and whose outputs verify on the GPU.
 pub trait Element:
-    DeviceRepr + DeviceElement + ValidAsZeroBits + Copy + Default + Send + Sync + 'static
+    CudaType + DeviceElement + ValidAsZeroBits + Default + From<i8> + Into<f64>
 {
-    /// The CUDA C++ type name.
-    const CUDA_TYPE: &'static str;
-    /// Converts a small integer (an input value), exactly.
-    fn from_small(v: i8) -> Self;
-    /// Converts to `f64` (for checking).
-    fn to_f64(self) -> f64;
 }
 
-impl Element for f32 {
-    const CUDA_TYPE: &'static str = "float";
-    fn from_small(v: i8) -> Self {
-        f32::from(v)
-    }
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-}
-
-impl Element for f64 {
-    const CUDA_TYPE: &'static str = "double";
-    fn from_small(v: i8) -> Self {
-        f64::from(v)
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
-}
+impl<T: CudaType + DeviceElement + ValidAsZeroBits + Default + From<i8> + Into<f64>> Element for T {}
 
 /// `out[0] = x[0] + … + x[n-1]`, enqueued on `stream` as two launches; `partials` holds
 /// the per-block sums in between and must have at least [`max_partials`] elements (or the
-/// variant's grid, [`Reduce::grid`]). No host synchronisation, no allocation.
+/// variant's [`grid`]). No host synchronisation, no allocation.
 ///
 /// Tuned over block size `tpb`, vector loads per thread per tile `ipt`, vector width in
 /// elements `vec`, and tiles per loop trip `unroll` (see `reduce.cu`): a thread issues
@@ -85,80 +66,50 @@ pub fn sum<T: Element>(
     partials: &mut CudaSlice<T>,
     out: &mut CudaSlice<T>,
 ) -> Result<(), BoxError> {
-    let params = Params {
-        tpb: TPB as u32,
-        ipt: IPT as u32,
-        vec: VEC as u32,
-        unroll: UNROLL as u32,
+    let value_t = [("VALUE_T", T::CUDA_NAME)];
+    let (first, second) = (
+        PARTIAL_SUMS.get(TUNED, stream, &value_t)?,
+        FINAL_SUM.get(TUNED, stream, &value_t)?,
+    );
+    let block = |blocks| LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (TPB as u32, 1, 1),
+        shared_mem_bytes: 0,
     };
-    Reduce::get::<T>(stream, params)?.launch(stream, x, partials, out)
-}
-
-/// One point of the space of [`sum`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Params {
-    /// Threads per block (of both kernels).
-    pub tpb: u32,
-    /// Vector loads per thread per tile.
-    pub ipt: u32,
-    /// Elements per vector load.
-    pub vec: u32,
-    /// Tiles a block takes per loop trip, their loads all issued before the adds.
-    pub unroll: u32,
-}
-
-impl Params {
-    /// The point a variant label names (`base`, or `tpb_….ipt_….vec_….unroll_…`).
-    pub fn of_label(label: &str) -> Result<Params, gputune_runtime::Error> {
-        let v = Variant::parse(label, SUM_PARAMS)?;
-        Ok(Params {
-            tpb: v.get("tpb")?,
-            ipt: v.get("ipt")?,
-            vec: v.get("vec")?,
-            unroll: v.get("unroll")?,
-        })
+    // Both kernels' limits before either launches: a block they cannot take is `invalid`.
+    first.check(block(1))?;
+    let last = second.check(block(1))?;
+    // The blocks the device holds at once, from the occupancy calculator rather than a fixed
+    // guess per SM: it accounts for this variant's registers, which vary over the space.
+    stream.context().bind_to_thread()?;
+    let function = first.function();
+    let per_sm = function.occupancy_max_active_blocks_per_multiprocessor(TPB as u32, 0, None)?;
+    let resident = per_sm.saturating_mul(u32::try_from(stream.context().attribute(SMS)?)?);
+    let blocks = grid(x.len() as u64, (TPB * IPT * VEC) as u64, resident);
+    if partials.len() < blocks as usize || out.is_empty() {
+        let have = (partials.len(), out.len());
+        return Err(format!("{have:?} elements for {blocks} partials and the sum").into());
     }
-
-    /// Elements of one tile: `tpb × ipt × vec`.
-    pub fn tile(&self) -> u64 {
-        u64::from(self.tpb) * u64::from(self.ipt) * u64::from(self.vec)
-    }
-
-    /// The defines that compile the kernels for `T` at this point: the one place that spells
-    /// them, so that [`precompile`] fills exactly the cache entries [`sum`] reads.
-    pub fn defines<T: Element>(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("VALUE_T", T::CUDA_TYPE.to_string()),
-            ("TPB", self.tpb.to_string()),
-            ("IPT", self.ipt.to_string()),
-            ("VEC", self.vec.to_string()),
-            ("UNROLL", self.unroll.to_string()),
-        ]
-    }
-}
-
-/// Starts compiling, in the background, the kernels for `T` of every variant of [`sum`]
-/// this process was asked to run (`--variant`), base first (verification runs it in every
-/// state), then in the order they run. `None` when no variant was requested: the production
-/// choice is one module, compiled on first use.
-pub fn precompile<T: Element>(cuda: &CudaHandles) -> Result<Option<Precompile>, BoxError> {
-    let labels = tuned::to_prepare("sum");
-    if labels.is_empty() {
-        return Ok(None);
-    }
-    let sets = labels
-        .iter()
-        .map(|label| Ok(Params::of_label(label)?.defines::<T>()))
-        .collect::<Result<Vec<_>, gputune_runtime::Error>>()?;
-    Ok(Some(cuda.precompile(SOURCE, &sets)?))
+    let n = x.len() as u64;
+    let mut launch = stream.launch_builder(first.function());
+    launch.arg(x).arg(&mut *partials).arg(&n);
+    // SAFETY: the arguments match `partial_sums(const VALUE_T*, VALUE_T*, unsigned long
+    // long)` in reduce.cu; it reads x[0..n) and writes partials[0..blocks), which `partials`
+    // holds (checked above).
+    unsafe { launch.launch(block(blocks)) }?;
+    let mut launch = stream.launch_builder(second.function());
+    launch.arg(&*partials).arg(out).arg(&blocks);
+    // SAFETY: the arguments match `final_sum(const VALUE_T*, VALUE_T*, unsigned)`; it reads
+    // partials[0..blocks), written by the first pass on the same stream, and writes out[0],
+    // which exists (checked above).
+    unsafe { launch.launch(last) }?;
+    Ok(())
 }
 
 /// The most partial sums any variant of [`sum`] writes on `context`'s device: its SM count
 /// times the most blocks an SM can hold. Allocate `partials` this large once for all variants.
 pub fn max_partials(context: &CudaContext) -> Result<usize, BoxError> {
-    let sms = context.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-    let per_sm =
-        context.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?;
+    let (sms, per_sm) = (context.attribute(SMS)?, context.attribute(BLOCKS_PER_SM)?);
     Ok(usize::try_from(sms)? * usize::try_from(per_sm)?)
 }
 
@@ -173,152 +124,9 @@ pub fn grid(n: u64, tile: u64, resident: u32) -> u32 {
         .min(resident.max(1))
 }
 
-/// Both kernels compiled for one element type and one parameter point, with the number of
-/// blocks of `partial_sums` the device holds at once.
-#[derive(Debug, Clone)]
-pub struct Reduce {
-    partial_sums: CudaFunction,
-    final_sum: CudaFunction,
-    params: Params,
-    resident: u32,
-}
-
-impl Reduce {
-    /// Compiles the kernels for `T` at `params` and reads how many blocks of `partial_sums`
-    /// fit on the device. A point the kernels cannot be launched at is
-    /// `gputune_runtime::Error::InvalidLaunch`, which a search records as `invalid`.
-    pub fn compile<T: Element>(cuda: &CudaHandles, params: Params) -> Result<Reduce, BoxError> {
-        let Params {
-            tpb,
-            ipt,
-            vec,
-            unroll,
-        } = params;
-        if tpb == 0 || ipt == 0 || vec == 0 || unroll == 0 {
-            return Err(format!("every parameter must be positive: {params:?}").into());
-        }
-        let module = cuda.compile(SOURCE, &params.defines::<T>())?;
-        let partial_sums = module.load_function("partial_sums")?;
-        let final_sum = module.load_function("final_sum")?;
-        let one_block = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (tpb, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        check_launch(&partial_sums, &one_block)?;
-        check_launch(&final_sum, &one_block)?;
-        // The occupancy calculator, not a fixed blocks-per-SM guess: it accounts for this
-        // variant's registers and static shared memory, which vary over the space.
-        cuda.context.bind_to_thread()?;
-        let per_sm = partial_sums.occupancy_max_active_blocks_per_multiprocessor(tpb, 0, None)?;
-        let sms = cuda
-            .context
-            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-        let resident = per_sm.saturating_mul(u32::try_from(sms)?);
-        if resident == 0 {
-            return Err(gputune_runtime::Error::InvalidLaunch(format!(
-                "no block of {tpb} threads of partial_sums fits on an SM at {params:?}"
-            ))
-            .into());
-        }
-        Ok(Reduce {
-            partial_sums,
-            final_sum,
-            params,
-            resident,
-        })
-    }
-
-    /// [`Reduce::compile`] on `stream`'s context, once per context, type and point per
-    /// process: `sum` runs inside timed loops, where even a cache lookup by source text
-    /// would cost more than a launch on a small input.
-    pub fn get<T: Element>(stream: &Arc<CudaStream>, params: Params) -> Result<Reduce, BoxError> {
-        type Compiled = HashMap<(usize, &'static str, Params), Reduce>;
-        static COMPILED: Mutex<Option<Compiled>> = Mutex::new(None);
-        let key = (stream.context().cu_ctx() as usize, T::CUDA_TYPE, params);
-        // A poisoned lock only means a thread panicked while inserting; the map is whole.
-        let lock = || COMPILED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(r) = lock().get_or_insert_with(HashMap::new).get(&key) {
-            return Ok(r.clone());
-        }
-        let cuda = CudaHandles {
-            context: stream.context().clone(),
-            stream: stream.clone(),
-        };
-        let compiled = Reduce::compile::<T>(&cuda, params)?;
-        lock()
-            .get_or_insert_with(HashMap::new)
-            .insert(key, compiled.clone());
-        Ok(compiled)
-    }
-
-    /// Blocks of the first pass for `n` elements (see [`grid`]): also the number of partials.
-    pub fn grid(&self, n: usize) -> u32 {
-        grid(n as u64, self.params.tile(), self.resident)
-    }
-
-    /// Enqueues both passes on `stream`: `out[0]` becomes the sum of `x`.
-    pub fn launch<T: Element>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: &CudaSlice<T>,
-        partials: &mut CudaSlice<T>,
-        out: &mut CudaSlice<T>,
-    ) -> Result<(), BoxError> {
-        let n = x.len();
-        let blocks = self.grid(n);
-        if partials.len() < blocks as usize {
-            return Err(format!(
-                "partials holds {} elements and this variant writes {blocks}: allocate \
-                 max_partials() of them",
-                partials.len()
-            )
-            .into());
-        }
-        if out.is_empty() {
-            return Err("out has no element to write the sum to".into());
-        }
-        let block = (self.params.tpb, 1, 1);
-        let n64 = n as u64;
-        let mut first = stream.launch_builder(&self.partial_sums);
-        first.arg(x).arg(&mut *partials).arg(&n64);
-        // SAFETY: the arguments match `partial_sums(const VALUE_T*, VALUE_T*, unsigned long
-        // long)` in reduce.cu; it reads x[0..n) and writes partials[0..blocks), which
-        // `partials` holds (checked above).
-        unsafe {
-            first.launch(LaunchConfig {
-                grid_dim: (blocks, 1, 1),
-                block_dim: block,
-                shared_mem_bytes: 0,
-            })
-        }?;
-        let mut second = stream.launch_builder(&self.final_sum);
-        second.arg(&*partials).arg(out).arg(&blocks);
-        // SAFETY: the arguments match `final_sum(const VALUE_T*, VALUE_T*, unsigned)`; it
-        // reads partials[0..blocks), written by the first pass on the same stream, and
-        // writes out[0], which exists (checked above).
-        unsafe {
-            second.launch(LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: block,
-                shared_mem_bytes: 0,
-            })
-        }?;
-        Ok(())
-    }
-}
-
-/// splitmix64's output for `i`: a bijection of `u64` whose every output bit depends on every
-/// input bit, so the values it picks look independent of any pattern of indices.
-pub fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// Input element `i`: one of ±1, ±2, ±3, ±4 (never 0), picked by the top three bits of
-/// [`mix`]`(i)`.
+/// splitmix64's output for `i` (a bijection of `u64` whose every output bit depends on every
+/// input bit, so the values it picks look independent of any pattern of indices).
 ///
 /// Why every variant's sum is exact in `f32`, in any order it adds: every value is an
 /// integer, so each partial sum a reduction forms is the exact integer sum of the elements it
@@ -332,42 +140,40 @@ pub fn mix(i: u64) -> u64 {
 /// variants compute the same exact integer, the host's `i64` sum, and verification can
 /// demand equality.
 pub fn input_value(i: u64) -> i8 {
-    let h = mix(i);
-    let magnitude = (h >> 62) as i8 + 1;
-    if (h >> 61) & 1 == 1 {
-        -magnitude
-    } else {
-        magnitude
-    }
+    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    let h = z ^ (z >> 31);
+    // Magnitude from bits 63–62, sign from bit 61.
+    ((h >> 62) as i8 + 1) * (1 - 2 * ((h >> 61) & 1) as i8)
 }
 
 /// The `n` input elements ([`input_value`]) and their exact sum, made on all cores.
 pub fn input<T: Element>(n: usize) -> (Vec<T>, i64) {
     let mut x = vec![T::default(); n];
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    let chunk = n.div_ceil(threads).max(1);
+    let cores = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let chunk = n.div_ceil(cores).max(1);
     let total = std::thread::scope(|s| {
-        let workers: Vec<_> = x
-            .chunks_mut(chunk)
-            .enumerate()
-            .map(|(c, part)| {
+        let workers: Vec<_> = (0u64..)
+            .step_by(chunk)
+            .zip(x.chunks_mut(chunk))
+            .map(|(start, part)| {
                 s.spawn(move || {
-                    let start = (c * chunk) as u64;
                     let mut sum = 0i64;
-                    for (i, v) in (start..).zip(part.iter_mut()) {
+                    for (v, i) in part.iter_mut().zip(start..) {
                         let value = input_value(i);
-                        *v = T::from_small(value);
+                        *v = T::from(value);
                         sum += i64::from(value);
                     }
                     sum
                 })
             })
             .collect();
-        workers
-            .into_iter()
-            // A worker only writes its own chunk and adds integers: it cannot panic, and if
-            // it somehow did, re-raising is the honest answer.
-            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        // A worker only writes its own chunk and adds integers: it cannot panic, and if it
+        // somehow did, re-raising is the honest answer.
+        let join = |w: std::thread::ScopedJoinHandle<'_, i64>| w.join();
+        let sums = workers.into_iter().map(join);
+        sums.map(|r| r.unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .sum()
     });
     (x, total)
@@ -384,6 +190,7 @@ mod tests {
         let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
     }
     use super::*;
+    use gputune_runtime::tuned::Variant;
 
     /// The build script's manifest of this crate's tuned functions.
     fn manifest() -> serde_json::Value {
@@ -407,28 +214,46 @@ mod tests {
             .collect()
     }
 
+    /// `(tpb, ipt, vec, unroll)` of a label.
+    fn point(label: &str) -> Result<[u32; 4], gputune_runtime::Error> {
+        let v = Variant::parse(label, SUM_PARAMS)?;
+        Ok([
+            v.get("tpb")?,
+            v.get("ipt")?,
+            v.get("vec")?,
+            v.get("unroll")?,
+        ])
+    }
+
+    /// The defines of `label` for the CUDA type `value_t`, as `Kernel::get` passes them.
+    fn defines(label: &str, value_t: &str) -> Vec<(String, String)> {
+        PARTIAL_SUMS
+            .label_defines(SUM_PARAMS, label, &[("VALUE_T", value_t)])
+            .expect("a label of the space")
+    }
+
+    /// `defines` in the form NVRTC's helpers take.
+    fn borrowed(defines: &[(String, String)]) -> Vec<(&str, String)> {
+        defines
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.clone()))
+            .collect()
+    }
+
     #[test]
     fn the_space_is_128_points_that_keep_32_elements_in_flight_at_most() {
         assert_eq!(
             SUM_PARAMS,
             [("tpb", "256"), ("ipt", "4"), ("vec", "4"), ("unroll", "1")]
         );
-        let base = Params::of_label("base").expect("base");
-        assert_eq!(
-            base,
-            Params {
-                tpb: 256,
-                ipt: 4,
-                vec: 4,
-                unroll: 1
-            }
-        );
+        let base = point("base").expect("base");
+        assert_eq!(base, [256, 4, 4, 1]);
         let labels = labels();
         assert_eq!(labels.len(), 128);
         assert_eq!(manifest()["functions"][0]["space_size"], 128);
-        let points: Vec<Params> = labels
+        let points: Vec<[u32; 4]> = labels
             .iter()
-            .map(|l| Params::of_label(l).expect("a label of the space"))
+            .map(|l| point(l).expect("a label of the space"))
             .collect();
         assert!(points.contains(&base), "base is a point of the space");
         // Exactly the points of the full 4 × 4 × 3 × 3 grid that `require` keeps.
@@ -437,12 +262,7 @@ mod tests {
             for ipt in [1, 2, 4, 8] {
                 for vec in [1, 2, 4] {
                     for unroll in [1, 2, 4] {
-                        let p = Params {
-                            tpb,
-                            ipt,
-                            vec,
-                            unroll,
-                        };
+                        let p = [tpb, ipt, vec, unroll];
                         let kept = ipt * vec * unroll <= 32;
                         assert_eq!(points.contains(&p), kept, "{p:?}");
                         expected += usize::from(kept);
@@ -451,37 +271,40 @@ mod tests {
             }
         }
         assert_eq!(expected, 128);
-        let p = Params::of_label("tpb_1024.ipt_8.vec_4.unroll_1").expect("a label");
-        assert_eq!((p.tpb, p.ipt, p.vec, p.unroll), (1024, 8, 4, 1));
-        assert!(Params::of_label("tpb_1024.ipt_8").is_err());
+        assert_eq!(
+            point("tpb_1024.ipt_8.vec_4.unroll_1").expect("a label"),
+            [1024, 8, 4, 1]
+        );
+        assert!(point("tpb_1024.ipt_8").is_err());
     }
 
     #[test]
     fn the_defines_spell_every_parameter_and_never_t() {
-        let p = Params {
-            tpb: 512,
-            ipt: 2,
-            vec: 4,
-            unroll: 2,
-        };
-        let d = p.defines::<f64>();
+        let d = defines("tpb_512.ipt_2.vec_4.unroll_2", "double");
+        let pairs: Vec<(&str, &str)> = d.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        // The order of the defines before the kernel handle: the kernel cache's keys stay.
         assert_eq!(
-            d,
+            pairs,
             [
-                ("VALUE_T", "double".to_string()),
-                ("TPB", "512".to_string()),
-                ("IPT", "2".to_string()),
-                ("VEC", "4".to_string()),
-                ("UNROLL", "2".to_string()),
+                ("VALUE_T", "double"),
+                ("TPB", "512"),
+                ("IPT", "2"),
+                ("VEC", "4"),
+                ("UNROLL", "2"),
             ]
         );
-        assert_eq!(p.defines::<f32>()[0], ("VALUE_T", "float".to_string()));
+        // Both kernels come from one module: the same defines, so one compilation.
+        let final_sum = FINAL_SUM.label_defines(
+            SUM_PARAMS,
+            "tpb_512.ipt_2.vec_4.unroll_2",
+            &[("VALUE_T", "double")],
+        );
+        assert_eq!(final_sum.ok().as_ref(), Some(&d));
         // A define named T would rewrite NVRTC's built-in headers.
-        assert!(d.iter().all(|(name, _)| *name != "T"));
+        assert!(d.iter().all(|(name, _)| name != "T"));
         for (name, _) in &d {
             assert!(SOURCE.contains(&format!("defined({name})")), "{name}");
         }
-        assert_eq!(p.tile(), 512 * 2 * 4);
     }
 
     #[test]
@@ -556,9 +379,9 @@ mod tests {
         // Ok(false) where it is missing, and the test checks nothing more there.
         let mut compiled = 0;
         for label in labels() {
-            let p = Params::of_label(&label).expect("a label of the space");
-            for defines in [p.defines::<f32>(), p.defines::<f64>()] {
-                match gputune_runtime::backend::cuda::compiles_for(SOURCE, &defines, 90) {
+            for defines in [defines(&label, "float"), defines(&label, "double")] {
+                match gputune_runtime::backend::cuda::compiles_for(SOURCE, &borrowed(&defines), 90)
+                {
                     Ok(true) => compiled += 1,
                     Ok(false) => {
                         return skipped("needs NVRTC (the CUDA toolkit), which is not installed")
@@ -577,13 +400,9 @@ mod tests {
         if !unsafe { nvrtc::sys::is_culib_present() } {
             return skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
         }
-        let ptx = |p: Params, f64: bool| {
-            let defines = if f64 {
-                p.defines::<f64>()
-            } else {
-                p.defines::<f32>()
-            };
-            let options = defines
+        let ptx = |vec: u32, unroll: u32, f64: bool| {
+            let label = format!("tpb_256.ipt_4.vec_{vec}.unroll_{unroll}");
+            let options = defines(&label, if f64 { "double" } else { "float" })
                 .iter()
                 .map(|(name, value)| format!("-D{name}={value}"))
                 .collect();
@@ -598,12 +417,6 @@ mod tests {
             .expect("compiles")
             .to_src()
         };
-        let at = |vec, unroll| Params {
-            tpb: 256,
-            ipt: 4,
-            vec,
-            unroll,
-        };
         // (vec, precision, the widest load of the tile loop): 4 doubles are two 16-byte loads.
         for (vec, f64, load) in [
             (4, false, "ld.global.nc.v4.f32"),
@@ -614,7 +427,7 @@ mod tests {
             (1, true, "ld.global.nc.f64"),
         ] {
             for unroll in [1, 4] {
-                let text = ptx(at(vec, unroll), f64);
+                let text = ptx(vec, unroll, f64);
                 // The tile loop's loads: ipt × unroll of them, plus the remainder loop's ipt.
                 let loads = text.matches(load).count() as u32;
                 let per_vector = if vec == 4 && f64 { 2 } else { 1 };

@@ -3,94 +3,61 @@
 //! in the same run): `cargo bench -p gputune-example-transpose-cuda`, or
 //! `cargo gputune search -p gputune-example-transpose-cuda` to tune `transpose`.
 //!
-//! A search runs many variants of `transpose` in one process, each over the same states,
-//! so everything that does not depend on the variant is done once per process: the kernels
-//! of all requested variants start compiling in the background before the first state
-//! (`precompile`), and the device buffers of each workload are kept from one variant to the
-//! next instead of being filled again from the host (a 16384² `f64` matrix is 2 GiB).
+//! A search runs many variants of `transpose` in one process, each over the same states: the
+//! kernel handle compiles all of them in the background from the first call, and
+//! `State::with_setup` makes each workload's buffers once, not once per variant (a 16384²
+//! `f64` matrix is 2 GiB).
 
-use gputune_example_transpose_cuda::{
-    check_transposed, fill_input, precompile, transpose, Element,
-};
-use gputune_runtime::backend::cuda::{precompile_once, CudaHandles};
+use gputune_example_transpose_cuda::{check_transposed, fill_input, transpose, Element};
 use gputune_runtime::cudarc::driver::CudaSlice;
 use gputune_runtime::device::BackendKind;
 use gputune_runtime::verify::Tolerance;
-use gputune_runtime::{kept, type_instances, Bench, BenchResult, BoxError, State};
+use gputune_runtime::{type_instances, Bench, BenchResult, BoxError, State};
 
 /// Sides of the square matrices, as powers of two: 1024² to 16384² elements.
 const SIDES: [u32; 4] = [10, 12, 13, 14];
 
-/// An input and an output buffer of one element type and length.
-struct Buffers<T> {
-    input: CudaSlice<T>,
-    output: CudaSlice<T>,
-}
+/// What a bench does with the side of its state's square matrix, the input and the output.
+type Body<'f, T> =
+    &'f mut dyn FnMut(&mut State<'_>, usize, &CudaSlice<T>, &mut CudaSlice<T>) -> BenchResult;
 
-/// Runs `f` on the buffers for a `side × side` matrix of `T`, kept for the process's later
-/// states (the input generated on all cores and copied from the host once).
-fn with_buffers<T: Element>(
-    cuda: &CudaHandles,
-    side: usize,
-    f: impl FnOnce(&mut Buffers<T>) -> BenchResult,
-) -> BenchResult {
-    let make = || -> Result<Buffers<T>, BoxError> {
-        let host: Vec<T> = fill_input(side, side);
-        Ok(Buffers {
-            input: cuda.stream.clone_htod(&host)?,
-            output: cuda.stream.alloc_zeros::<T>(side * side)?,
-        })
-    };
-    kept::with(side, make, f)?
-}
-
-/// The side of the state's square matrix.
-fn side(state: &State<'_>) -> Result<usize, BoxError> {
-    Ok(usize::try_from(state.get_int64("Side{io}")?)?)
-}
-
-/// Declares the traffic of one pass over a `side × side` matrix: every element read once
-/// and written once.
-fn add_traffic<T>(state: &mut State<'_>, side: usize) {
+/// Runs `f` on the state's matrix: its side, its input (generated on all cores and copied
+/// over once per workload and process) and an output, the traffic of one pass declared
+/// (every element read once and written once).
+fn with_matrix<T: Element>(state: &mut State<'_>, f: Body<'_, T>) -> BenchResult {
+    let side = usize::try_from(state.get_int64("Side{io}")?)?;
     let n = (side * side) as u64;
     state.add_element_count(n);
     state.add_global_memory_reads::<T>(n);
     state.add_global_memory_writes::<T>(n);
+    let make = |state: &State<'_>| {
+        let stream = &state.cuda()?.stream;
+        let input = stream.clone_htod(&fill_input::<T>(side, side))?;
+        Ok::<_, BoxError>((input, stream.alloc_zeros::<T>(side * side)?))
+    };
+    state.with_setup(make, |state, (input, output)| f(state, side, input, output))?
 }
 
 fn bench_transpose<T: Element>(state: &mut State<'_>) -> BenchResult {
-    let side = side(state)?;
-    let cuda = state.cuda()?.clone();
-    precompile_once(T::CUDA_TYPE, || precompile::<T>(&cuda))?;
-    add_traffic::<T>(state, side);
-
-    with_buffers::<T>(&cuda, side, |Buffers { input, output }| {
-        let stream = cuda.stream.clone();
+    with_matrix::<T>(state, &mut |state, side, input, output| {
+        let stream = state.cuda()?.stream.clone();
         let run = |out: &mut CudaSlice<T>| transpose(&stream, input, out, side, side);
-        let verified = match state.variant() {
-            // Base (or the production choice) is checked against the answer on the host;
-            // every other variant against base's outputs, on the GPU, bit for bit.
-            None | Some("base") => state.verify_with(output, run, |out| {
-                let host = out
-                    .stream()
-                    .clone_dtoh(out)
-                    .map_err(|e| format!("copying the outputs back: {e}"))?;
-                check_transposed(&host, side, side)
-            }),
-            Some(_) => state.verify(output, Tolerance::EXACT, run),
-        };
-        if verified.is_ok() {
-            state.exec(|launch| transpose(launch.stream()?, input, output, side, side));
+        // Not `exec_verified`, whose float tolerance is relative: a transpose moves values, so
+        // every variant must match base bit for bit. Base is checked against the answer on
+        // the host.
+        if matches!(state.variant(), None | Some("base")) {
+            let host = |out: &CudaSlice<T>| out.stream().clone_dtoh(out).map_err(|e| e.to_string());
+            state.verify_with(output, run, |out| check_transposed(&host(out)?, side, side))?;
+        } else {
+            state.verify(output, Tolerance::EXACT, run)?;
         }
-        verified
+        state.exec(|launch| transpose(launch.stream()?, input, output, side, side));
+        Ok(())
     })
 }
 
 fn bench_copy<T: Element>(state: &mut State<'_>) -> BenchResult {
-    let side = side(state)?;
-    let cuda = state.cuda()?.clone();
-    add_traffic::<T>(state, side);
-    with_buffers::<T>(&cuda, side, |Buffers { input, output }| {
+    with_matrix::<T>(state, &mut |state, _, input, output| {
         state.exec(|launch| {
             launch.stream()?.memcpy_dtod(input, output)?;
             Ok(())

@@ -1,6 +1,8 @@
-//! A 2-D matrix transpose in CUDA C++, tiled through shared memory and tuned by gputune:
-//! [`transpose`] is compiled by NVRTC with its tuning parameters (tile side, rows of threads
-//! per block, padding of the shared tile) as `-D` defines.
+//! A 2-D matrix transpose in CUDA C++, tiled through shared memory and tuned by gputune on
+//! the kernel handle (`gputune_runtime::kernel`): [`transpose`] is compiled by NVRTC with the
+//! element type and its tuning parameters (tile side, rows of threads per block, padding of
+//! the shared tile) as `-D` defines, every variant of a bench process compiling in the
+//! background from the first call on.
 //!
 //! Unlike a 1-D kernel's, this space is not a hypercube: a block has one thread per tile
 //! column and `rows` rows of threads, so `tile · rows` is bounded by CUDA's 1024 threads
@@ -8,78 +10,41 @@
 //! 48 KiB of. The `require`s of [`transpose`] cut the cross product down to the points that
 //! can run.
 //!
-//! Compilation goes through the runtime's kernel cache (once per process, and on disk
-//! across processes); [`precompile`] starts compiling every variant a bench process will run
-//! on the CPU's cores, so that the GPU measures while they compile. The host helpers
-//! ([`fill_input`], [`check_transposed`], [`reference_transpose`]) make and check test data
-//! on all cores: a 16384² matrix has 2^28 elements.
+//! The host helpers ([`fill_input`], [`check_transposed`]) make and check test data on all
+//! cores: a 16384² matrix has 2^28 elements.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::fmt::Debug;
+use std::sync::Arc;
 
 use gputune_macros::tune;
-use gputune_runtime::backend::cuda::{CudaHandles, LaunchLimits, Precompile};
 use gputune_runtime::cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+    CudaSlice, CudaStream, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
-use gputune_runtime::tuned::{self, Variant};
+use gputune_runtime::kernel::{CudaType, Kernel};
 use gputune_runtime::verify::DeviceElement;
 use gputune_runtime::BoxError;
 
 /// The kernel's CUDA C++ source.
 pub const SOURCE: &str = include_str!("transpose.cu");
 
-/// Static shared memory a block may hold, in bytes (48 KiB on every CUDA architecture; more
-/// needs dynamic shared memory and an opt-in).
-pub const STATIC_SHARED_LIMIT: u32 = 48 * 1024;
-
-/// Threads a block may have on every CUDA architecture.
-pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+/// The kernel, for tests that compile the points of the space
+/// ([`Kernel::label_defines`]). The parameter `rows` is `BLOCK_ROWS` in the source, as it was
+/// before the kernel handle: the defines, and so the kernel cache's keys, stay the same.
+pub static TRANSPOSE: Kernel = Kernel::new(SOURCE, "transpose").rename(&[("rows", "BLOCK_ROWS")]);
 
 /// The largest matrix side [`transpose`] takes: the kernel indexes with 32-bit unsigned
 /// row and column numbers and adds up to a tile to them.
 pub const MAX_SIDE: usize = 1 << 31;
 
-/// An element type the kernel is compiled for (and whose outputs verify on the GPU).
+/// An element type the kernel is compiled for (`f32`, `f64`): one that holds the test data
+/// exactly and whose outputs verify on the GPU.
 pub trait Element:
-    DeviceRepr
-    + DeviceElement
-    + ValidAsZeroBits
-    + Copy
-    + Default
-    + PartialEq
-    + std::fmt::Debug
-    + Send
-    + Sync
-    + 'static
+    CudaType + DeviceElement + ValidAsZeroBits + PartialEq + Debug + From<f32>
 {
-    /// The CUDA C++ type name.
-    const CUDA_TYPE: &'static str;
-    /// Converts from `f64` (test data).
-    fn from_f64(v: f64) -> Self;
-    /// Converts to `f64` (checking).
-    fn to_f64(self) -> f64;
 }
 
-impl Element for f32 {
-    const CUDA_TYPE: &'static str = "float";
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-}
-
-impl Element for f64 {
-    const CUDA_TYPE: &'static str = "double";
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
-}
+impl Element for f32 {}
+impl Element for f64 {}
 
 /// `output` (`cols × rows`, row-major) = the transpose of `input` (`rows × cols`,
 /// row-major), enqueued on `stream`: one launch, no synchronisation, no allocation.
@@ -100,8 +65,7 @@ impl Element for f64 {
 ///   enough loads in flight.
 ///
 /// Base is the textbook shape, 32 × 32 tiles moved by 32 × 8 threads with one element of
-/// padding. The kernel of each variant is compiled on its first call in a process (or found
-/// in the kernel cache) and reused after that.
+/// padding.
 #[tune(
     tile = pow2(3..=7),
     rows = pow2(0..=5),
@@ -119,45 +83,26 @@ pub fn transpose<T: Element>(
     rows: usize,
     cols: usize,
 ) -> Result<(), BoxError> {
-    Transpose::get::<T>(stream, TILE as u32, ROWS as u32, PAD as u32)?
-        .launch(stream, input, output, rows, cols)
-}
-
-/// The defines that compile the kernel for `T` at one parameter point: the one place that
-/// spells them, so that [`precompile`] fills exactly the cache entries [`transpose`] reads.
-pub fn defines<T: Element>(tile: u32, block_rows: u32, pad: u32) -> Vec<(&'static str, String)> {
-    vec![
-        ("VALUE_T", T::CUDA_TYPE.to_string()),
-        ("TILE", tile.to_string()),
-        ("BLOCK_ROWS", block_rows.to_string()),
-        ("PAD", pad.to_string()),
-    ]
-}
-
-/// The parameters `(tile, rows, pad)` of a label of [`transpose`] (`tile_32.rows_8.pad_1`,
-/// or `base`).
-pub fn parameters(label: &str) -> Result<(u32, u32, u32), gputune_runtime::Error> {
-    let v = Variant::parse(label, TRANSPOSE_PARAMS)?;
-    Ok((v.get("tile")?, v.get("rows")?, v.get("pad")?))
-}
-
-/// Starts compiling, in the background, the kernels for `T` of every variant of
-/// [`transpose`] this process was asked to run (`--variant`), base first (verification runs
-/// it in every state), then in the order they run. `None` when no variant was requested: the
-/// production choice is one kernel, compiled on first use.
-pub fn precompile<T: Element>(cuda: &CudaHandles) -> Result<Option<Precompile>, BoxError> {
-    let labels = tuned::to_prepare("transpose");
-    if labels.is_empty() {
-        return Ok(None);
+    let n = rows.checked_mul(cols).ok_or("more elements than memory")?;
+    if input.len() < n || output.len() < n {
+        let (i, o) = (input.len(), output.len());
+        let e = format!("a {rows} × {cols} transpose needs {n} elements in and out, not {i}, {o}");
+        return Err(e.into());
     }
-    let sets = labels
-        .iter()
-        .map(|label| {
-            let (tile, block_rows, pad) = parameters(label)?;
-            Ok(defines::<T>(tile, block_rows, pad))
-        })
-        .collect::<Result<Vec<_>, gputune_runtime::Error>>()?;
-    Ok(Some(cuda.precompile(SOURCE, &sets)?))
+    if n == 0 {
+        return Ok(());
+    }
+    let kernel = TRANSPOSE.get(TUNED, stream, &[("VALUE_T", T::CUDA_NAME)])?;
+    let config = kernel.check(launch_config(rows, cols, TILE as u32, ROWS as u32)?)?;
+    // Both fit: `launch_config` checked the sides against MAX_SIDE.
+    let (rows, cols) = (rows as u32, cols as u32);
+    let mut launch = stream.launch_builder(kernel.function());
+    launch.arg(input).arg(output).arg(&rows).arg(&cols);
+    // SAFETY: the arguments match `transpose(const T*, T*, unsigned, unsigned)` in
+    // transpose.cu; the kernel reads only input[r * cols + c] and writes only
+    // output[c * rows + r] for r < rows and c < cols, below n, which both slices hold.
+    unsafe { launch.launch(config) }?;
+    Ok(())
 }
 
 /// The launch shape of a `rows × cols` input: one block of `tile × block_rows` threads per
@@ -169,17 +114,11 @@ pub fn launch_config(
     tile: u32,
     block_rows: u32,
 ) -> Result<LaunchConfig, BoxError> {
-    if tile == 0 || block_rows == 0 {
-        return Err(format!("tile ({tile}) and rows ({block_rows}) must be positive").into());
-    }
-    if rows == 0 || cols == 0 {
-        return Err(format!("a {rows} × {cols} matrix is empty: nothing to launch").into());
-    }
-    if rows > MAX_SIDE || cols > MAX_SIDE {
-        return Err(format!(
-            "a {rows} × {cols} matrix has a side over {MAX_SIDE}, more than the kernel indexes"
-        )
-        .into());
+    if tile == 0 || block_rows == 0 || rows == 0 || cols == 0 || rows.max(cols) > MAX_SIDE {
+        let what = format!("a {rows} × {cols} matrix in blocks of {tile} × {block_rows} threads");
+        return Err(
+            format!("cannot launch {what}: sides are 1 to {MAX_SIDE}, blocks not empty").into(),
+        );
     }
     let tiles = |n: usize| u32::try_from(n.div_ceil(tile as usize)).unwrap_or(u32::MAX);
     Ok(LaunchConfig {
@@ -189,133 +128,17 @@ pub fn launch_config(
     })
 }
 
-/// The transpose kernel compiled for one element type and one parameter point.
-#[derive(Debug, Clone)]
-pub struct Transpose {
-    function: CudaFunction,
-    /// Read once when compiled: checking a launch against them is then arithmetic, cheap
-    /// enough for every call in a timed loop.
-    limits: LaunchLimits,
-    tile: u32,
-    block_rows: u32,
-}
-
-impl Transpose {
-    /// Compiles the kernel for `T` with `tile × tile` tiles, blocks of `tile × block_rows`
-    /// threads and `pad` elements of padding per tile row.
-    pub fn compile<T: Element>(
-        cuda: &CudaHandles,
-        tile: u32,
-        block_rows: u32,
-        pad: u32,
-    ) -> Result<Transpose, BoxError> {
-        if tile == 0 || block_rows == 0 || tile % block_rows != 0 {
-            return Err(
-                format!("rows ({block_rows}) must be positive and divide tile ({tile})").into(),
-            );
-        }
-        let module = cuda.compile(SOURCE, &defines::<T>(tile, block_rows, pad))?;
-        let function = module.load_function("transpose")?;
-        let limits = LaunchLimits::of(&function)?;
-        Ok(Transpose {
-            function,
-            limits,
-            tile,
-            block_rows,
-        })
-    }
-
-    /// [`Transpose::compile`] on `stream`'s context, once per context, type and point per
-    /// process: `transpose` runs inside timed loops, where even a cache lookup by source text
-    /// would cost more than a launch of a small kernel.
-    pub fn get<T: Element>(
-        stream: &Arc<CudaStream>,
-        tile: u32,
-        block_rows: u32,
-        pad: u32,
-    ) -> Result<Transpose, BoxError> {
-        type Compiled = HashMap<(usize, &'static str, u32, u32, u32), Transpose>;
-        static COMPILED: Mutex<Option<Compiled>> = Mutex::new(None);
-        let key = (
-            stream.context().cu_ctx() as usize,
-            T::CUDA_TYPE,
-            tile,
-            block_rows,
-            pad,
-        );
-        // A poisoned lock only means a thread panicked while inserting; the map is whole.
-        let lock = || COMPILED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(t) = lock().get_or_insert_with(HashMap::new).get(&key) {
-            return Ok(t.clone());
-        }
-        let cuda = CudaHandles {
-            context: stream.context().clone(),
-            stream: stream.clone(),
-        };
-        let compiled = Transpose::compile::<T>(&cuda, tile, block_rows, pad)?;
-        lock()
-            .get_or_insert_with(HashMap::new)
-            .insert(key, compiled.clone());
-        Ok(compiled)
-    }
-
-    /// The launch shape for a `rows × cols` input (see [`launch_config`]).
-    pub fn config(&self, rows: usize, cols: usize) -> Result<LaunchConfig, BoxError> {
-        launch_config(rows, cols, self.tile, self.block_rows)
-    }
-
-    /// Enqueues `output = transpose(input)` on `stream`, for a `rows × cols` input. An empty
-    /// matrix launches nothing; a launch over the kernel's or the device's limits is
-    /// [`gputune_runtime::Error::InvalidLaunch`] (recorded `invalid` by a search), not a
-    /// failed launch.
-    pub fn launch<T: Element>(
-        &self,
-        stream: &Arc<CudaStream>,
-        input: &CudaSlice<T>,
-        output: &mut CudaSlice<T>,
-        rows: usize,
-        cols: usize,
-    ) -> Result<(), BoxError> {
-        let n = rows
-            .checked_mul(cols)
-            .ok_or_else(|| format!("a {rows} × {cols} matrix has more elements than memory"))?;
-        if input.len() < n || output.len() < n {
-            return Err(format!(
-                "a {rows} × {cols} transpose needs {n} elements in and out, but the input holds \
-                 {} and the output {}",
-                input.len(),
-                output.len()
-            )
-            .into());
-        }
-        if n == 0 {
-            return Ok(());
-        }
-        let config = self.config(rows, cols)?;
-        self.limits.check(&config)?;
-        // Both fit: `launch_config` checked the sides against MAX_SIDE.
-        let (rows32, cols32) = (rows as u32, cols as u32);
-        let mut builder = stream.launch_builder(&self.function);
-        builder.arg(input).arg(output).arg(&rows32).arg(&cols32);
-        // SAFETY: the argument list matches `transpose(const T*, T*, unsigned, unsigned)` in
-        // transpose.cu; the kernel reads only input[r * cols + c] and writes only
-        // output[c * rows + r] for r < rows and c < cols, below n, which both slices hold.
-        unsafe { builder.launch(config) }?;
-        Ok(())
-    }
-}
-
 /// Input element `(r, c)`: non-zero, index-dependent and hashed, so that an element moved
 /// to the wrong place (a transposition that is off, an untransposed copy, a swapped pair)
 /// almost never lands on its own value; an integer in `1..=2^23`, exactly representable in
 /// `f32` and `f64`.
-pub fn input_value(r: usize, c: usize) -> f64 {
+pub fn input_value(r: usize, c: usize) -> f32 {
     let mut h = (r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
         ^ (c as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
     h ^= h >> 29;
     h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     h ^= h >> 32;
-    ((h >> 41) + 1) as f64
+    ((h >> 41) + 1) as f32
 }
 
 /// Lines (rows or columns) per band so that `lines` lines split into about one band per core.
@@ -324,39 +147,20 @@ fn band_lines(lines: usize) -> usize {
     lines.div_ceil(cores).max(1)
 }
 
-/// Joins a scoped thread, passing its panic on (test data generation only panics on a bug).
-fn join<R>(handle: std::thread::ScopedJoinHandle<'_, R>) -> R {
-    handle
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}
-
 /// The `rows × cols` input matrix ([`input_value`]), row-major, generated on all cores.
 pub fn fill_input<T: Element>(rows: usize, cols: usize) -> Vec<T> {
-    let n = rows * cols;
-    let mut v: Vec<T> = Vec::with_capacity(n);
-    if n == 0 {
-        return v;
-    }
-    let band = band_lines(rows);
+    let mut v = vec![T::from(0.0); rows * cols];
+    let band = band_lines(rows) * cols.max(1);
+    // Each thread fills its own band; the scope joins them (and passes a panic on).
     std::thread::scope(|s| {
-        let handles: Vec<_> = v.spare_capacity_mut()[..n]
-            .chunks_mut(band * cols)
-            .enumerate()
-            .map(|(b, chunk)| {
-                s.spawn(move || {
-                    let first = b * band;
-                    for (i, slot) in chunk.iter_mut().enumerate() {
-                        slot.write(T::from_f64(input_value(first + i / cols, i % cols)));
-                    }
-                })
-            })
-            .collect();
-        handles.into_iter().for_each(join);
+        for (b, chunk) in v.chunks_mut(band).enumerate() {
+            s.spawn(move || {
+                for (i, slot) in (b * band..).zip(chunk) {
+                    *slot = T::from(input_value(i / cols, i % cols));
+                }
+            });
+        }
     });
-    // SAFETY: the chunks cover the first n slots of the spare capacity, and every slot of
-    // every chunk was written by a thread that has been joined.
-    unsafe { v.set_len(n) };
     v
 }
 
@@ -364,48 +168,40 @@ pub fn fill_input<T: Element>(rows: usize, cols: usize) -> Vec<T> {
 /// [`input_value`]s: `out[c · rows + r] == input_value(r, c)` exactly. Checked on all cores;
 /// `Err` names the first wrong element.
 pub fn check_transposed<T: Element>(out: &[T], rows: usize, cols: usize) -> Result<(), String> {
-    let n = rows * cols;
-    if out.len() < n {
-        return Err(format!(
-            "{} output elements for a {rows} × {cols} matrix",
-            out.len()
-        ));
-    }
-    if n == 0 {
-        return Ok(());
-    }
-    // Bands of output rows, which are input columns.
-    let band = band_lines(cols);
-    let first_wrong = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..cols)
+    let n = out.len();
+    let out = out
+        .get(..rows * cols)
+        .ok_or(format!("{n} outputs for a {rows} × {cols} matrix"))?;
+    let want = |r, c| T::from(input_value(r, c));
+    // Each thread checks a band of output rows (input columns); the first band with a wrong
+    // element names it.
+    let band = band_lines(cols) * rows.max(1);
+    let wrong = std::thread::scope(|s| {
+        let bands: Vec<_> = (0..)
             .step_by(band)
-            .map(|c0| {
-                s.spawn(move || {
-                    (c0..(c0 + band).min(cols)).find_map(|c| {
-                        (0..rows).find_map(|r| {
-                            let (got, want) = (out[c * rows + r], T::from_f64(input_value(r, c)));
-                            (got != want).then(|| {
-                                format!("out[{c}][{r}] = {got:?}, but in[{r}][{c}] = {want:?}")
-                            })
-                        })
-                    })
-                })
+            .zip(out.chunks(band))
+            .map(|(first, chunk)| {
+                let right = move |(i, &x): (usize, &T)| x == want(i % rows, i / rows);
+                s.spawn(move || (first..).zip(chunk).find(|&e| !right(e)).map(|(i, _)| i))
             })
             .collect();
-        handles.into_iter().map(join).collect::<Vec<_>>()
+        // Checking compares numbers: a panic is a bug, passed on.
+        let join = |b: std::thread::ScopedJoinHandle<'_, _>| {
+            b.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        };
+        bands.into_iter().find_map(join)
     });
-    match first_wrong.into_iter().flatten().next() {
-        Some(wrong) => Err(format!("wrong transpose: {wrong}")),
+    match wrong {
+        Some(i) => {
+            let (c, r) = (i / rows, i % rows);
+            Err(format!(
+                "wrong transpose: out[{c}][{r}] = {:?}, but in[{r}][{c}] = {:?}",
+                out[i],
+                want(r, c)
+            ))
+        }
         None => Ok(()),
     }
-}
-
-/// The transpose of the `rows × cols` row-major `input`, on the host: the reference the
-/// tests check the helpers against.
-pub fn reference_transpose<T: Copy>(input: &[T], rows: usize, cols: usize) -> Vec<T> {
-    (0..cols)
-        .flat_map(|c| (0..rows).map(move |r| input[r * cols + c]))
-        .collect()
 }
 
 #[cfg(test)]
@@ -419,6 +215,37 @@ mod tests {
         let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
     }
     use super::*;
+    use gputune_runtime::tuned::Variant;
+
+    /// Static shared memory a block may hold, in bytes (48 KiB on every CUDA architecture;
+    /// more needs dynamic shared memory and an opt-in).
+    const STATIC_SHARED_LIMIT: u32 = 48 * 1024;
+
+    /// Threads a block may have on every CUDA architecture.
+    const MAX_THREADS_PER_BLOCK: u32 = 1024;
+
+    /// The parameters `(tile, rows, pad)` of a label (`tile_32.rows_8.pad_1`, or `base`).
+    fn parameters(label: &str) -> Result<(u32, u32, u32), gputune_runtime::Error> {
+        let v = Variant::parse(label, TRANSPOSE_PARAMS)?;
+        Ok((v.get("tile")?, v.get("rows")?, v.get("pad")?))
+    }
+
+    /// The defines of point `(tile, rows, pad)` for the CUDA type `value_t`, as the kernel
+    /// handle passes them.
+    fn defines(value_t: &str, (tile, rows, pad): (u32, u32, u32)) -> Vec<(String, String)> {
+        let label = format!("tile_{tile}.rows_{rows}.pad_{pad}");
+        TRANSPOSE
+            .label_defines(TRANSPOSE_PARAMS, &label, &[("VALUE_T", value_t)])
+            .expect("a label")
+    }
+
+    /// The transpose of the `rows × cols` row-major `input`, on the host: the reference the
+    /// tests check the helpers against.
+    fn reference_transpose<T: Copy>(input: &[T], rows: usize, cols: usize) -> Vec<T> {
+        (0..cols)
+            .flat_map(|c| (0..rows).map(move |r| input[r * cols + c]))
+            .collect()
+    }
 
     /// `(tile, rows, pad)` of every point of the space, as the build script enumerated it.
     fn space() -> Vec<(u32, u32, u32)> {
@@ -502,18 +329,17 @@ mod tests {
         );
         assert!(parameters("tile_64.rows_16").is_err());
         assert!(parameters("tile_64.rows_16.pad_0.extra_1").is_err());
+        // The defines and their order before the kernel handle: the kernel cache's keys stay.
+        let d = defines("double", (64, 16, 0));
+        let pairs: Vec<(&str, &str)> = d.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
         assert_eq!(
-            defines::<f64>(64, 16, 0),
+            pairs,
             [
-                ("VALUE_T", "double".to_string()),
-                ("TILE", "64".to_string()),
-                ("BLOCK_ROWS", "16".to_string()),
-                ("PAD", "0".to_string())
+                ("VALUE_T", "double"),
+                ("TILE", "64"),
+                ("BLOCK_ROWS", "16"),
+                ("PAD", "0")
             ]
-        );
-        assert_eq!(
-            defines::<f32>(32, 8, 1)[0],
-            ("VALUE_T", "float".to_string())
         );
         for name in ["VALUE_T", "TILE", "BLOCK_ROWS", "PAD"] {
             assert!(SOURCE.contains(name), "{name}");
@@ -536,6 +362,7 @@ mod tests {
         assert_eq!(shape(1, 1, 8, 8), ((1, 1, 1), (8, 8, 1), 0));
         assert!(launch_config(0, 5, 32, 8).is_err());
         assert!(launch_config(5, 5, 0, 8).is_err());
+        assert!(launch_config(5, 5, 8, 0).is_err());
         assert!(launch_config(MAX_SIDE + 1, 1, 32, 8).is_err());
         // Every element is in exactly one tile.
         for (rows, cols, tile) in [(1000, 777, 64), (31, 33, 32), (8, 9, 8)] {
@@ -564,8 +391,10 @@ mod tests {
             for r in 0..rows {
                 for c in 0..cols {
                     let v = input_value(r, c);
-                    assert!(v >= 1.0 && v <= f64::from(1u32 << 23));
-                    assert_eq!(input[r * cols + c].to_f64(), v, "exact in f32");
+                    assert!((1.0..=(1u32 << 23) as f32).contains(&v));
+                    // Below 2^24: an integer f32 holds exactly, and so does f64.
+                    assert_eq!(v, v.trunc());
+                    assert_eq!(input[r * cols + c], v);
                 }
             }
             let input64 = fill_input::<f64>(rows, cols);
@@ -595,11 +424,13 @@ mod tests {
         use gputune_runtime::backend::cuda::compiles_for;
         use gputune_runtime::Error;
         let space = space();
-        for &(tile, rows, pad) in &space {
-            for defines in [
-                defines::<f32>(tile, rows, pad),
-                defines::<f64>(tile, rows, pad),
-            ] {
+        for &point in &space {
+            for value_t in ["float", "double"] {
+                let defines = defines(value_t, point);
+                let defines: Vec<(&str, String)> = defines
+                    .iter()
+                    .map(|(n, v)| (n.as_str(), v.clone()))
+                    .collect();
                 match compiles_for(SOURCE, &defines, 90) {
                     Ok(true) => {}
                     // NVRTC is part of the CUDA toolkit, which CI does not have.
@@ -611,7 +442,12 @@ mod tests {
             }
         }
         // Outside the space, the kernel's own checks reject what the requires leave out.
-        for defines in [defines::<f32>(128, 8, 1), defines::<f64>(64, 3, 1)] {
+        for (value_t, point) in [("float", (128, 8, 1)), ("double", (64, 3, 1))] {
+            let defines = defines(value_t, point);
+            let defines: Vec<(&str, String)> = defines
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.clone()))
+                .collect();
             match compiles_for(SOURCE, &defines, 90) {
                 Err(Error::Compile(log)) => assert!(
                     log.contains("48 KiB") || log.contains("must divide"),

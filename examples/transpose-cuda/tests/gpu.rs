@@ -5,11 +5,14 @@
 //! `skipped: …` on stderr.
 
 use gputune_example_transpose_cuda::{
-    check_transposed, defines, fill_input, parameters, transpose, Element, Transpose, SOURCE,
+    check_transposed, fill_input, launch_config, transpose, Element, SOURCE, TRANSPOSE,
+    TRANSPOSE_PARAMS,
 };
-use gputune_runtime::backend::cuda::{compiles_for, CudaBackend, CudaHandles};
+use gputune_runtime::backend::cuda::{compiles_for, CudaBackend, CudaHandles, LaunchLimits};
 use gputune_runtime::backend::Backend;
-use gputune_runtime::Error;
+use gputune_runtime::cudarc::driver::{CudaSlice, PushKernelArg};
+use gputune_runtime::tuned::Variant;
+use gputune_runtime::{BoxError, Error};
 
 /// `(rows, cols)` of the matrices each point transposes.
 const SHAPES: [(usize, usize); 8] = [
@@ -26,8 +29,8 @@ const SHAPES: [(usize, usize); 8] = [
 /// Elements after the output that no variant may touch.
 const GUARD: usize = 4096;
 
-/// `(tile, rows, pad)` of every point of the space, as the build script enumerated it.
-fn space() -> Vec<(u32, u32, u32)> {
+/// Every label of the space, as the build script enumerated it.
+fn space() -> Vec<String> {
     let manifest: serde_json::Value = serde_json::from_str(include_str!(concat!(
         env!("OUT_DIR"),
         "/gputune/manifest.json"
@@ -43,8 +46,41 @@ fn space() -> Vec<(u32, u32, u32)> {
         .as_array()
         .expect("labels")
         .iter()
-        .map(|l| parameters(l.as_str().expect("a label")).expect("a label of the space"))
+        .map(|l| l.as_str().expect("a label").to_string())
         .collect()
+}
+
+/// The defines of `label` for `T`, as the kernel handle passes them.
+fn defines<T: Element>(label: &str) -> Result<Vec<(String, String)>, Error> {
+    TRANSPOSE.label_defines(TRANSPOSE_PARAMS, label, &[("VALUE_T", T::CUDA_NAME)])
+}
+
+/// Enqueues the transpose of `input` (`rows × cols`) into `output` with the kernel of point
+/// `label`, compiled and launched as `transpose` does (a test build holds only base's arm of
+/// `transpose`, so it cannot run the other points itself).
+fn transpose_at<T: Element>(
+    cuda: &CudaHandles,
+    label: &str,
+    (input, output): (&CudaSlice<T>, &mut CudaSlice<T>),
+    rows: usize,
+    cols: usize,
+) -> Result<(), BoxError> {
+    let defines = defines::<T>(label)?;
+    let defines: Vec<(&str, String)> = defines
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.clone()))
+        .collect();
+    let function = cuda.compile(SOURCE, &defines)?.load_function("transpose")?;
+    let point = Variant::parse(label, TRANSPOSE_PARAMS)?;
+    let config = launch_config(rows, cols, point.get("tile")?, point.get("rows")?)?;
+    LaunchLimits::of(&function)?.check(&config)?;
+    let (rows, cols) = (rows as u32, cols as u32);
+    let mut launch = cuda.stream.launch_builder(&function);
+    launch.arg(input).arg(output).arg(&rows).arg(&cols);
+    // SAFETY: the arguments match `transpose(const T*, T*, unsigned, unsigned)`, and both
+    // slices hold rows × cols elements (the callers allocate them so).
+    unsafe { launch.launch(config) }?;
+    Ok(())
 }
 
 /// Says on stderr, past libtest's capture (so it shows without `--nocapture` too), that the
@@ -58,7 +94,9 @@ fn skipped(why: &str) {
 
 /// The device and NVRTC, or why the test cannot run here.
 fn device() -> Result<CudaBackend, String> {
-    match compiles_for(SOURCE, &defines::<f32>(32, 8, 1), 90) {
+    let base = defines::<f32>("base").expect("base's defines");
+    let base: Vec<(&str, String)> = base.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+    match compiles_for(SOURCE, &base, 90) {
         Ok(true) => {}
         Ok(false) => return Err("NVRTC is not installed".into()),
         Err(e) => panic!("the base kernel does not compile: {e}"),
@@ -67,19 +105,18 @@ fn device() -> Result<CudaBackend, String> {
 }
 
 /// Transposes every shape with every point for `T` and checks the answers.
-fn every_point_on_every_shape<T: Element>(cuda: &CudaHandles, space: &[(u32, u32, u32)]) {
+fn every_point_on_every_shape<T: Element>(cuda: &CudaHandles, space: &[String]) {
     let stream = &cuda.stream;
     for (rows, cols) in SHAPES {
         let n = rows * cols;
         let input = stream
             .clone_htod(&fill_input::<T>(rows, cols))
             .expect("input");
-        let poison = T::from_f64(-1.5);
-        for &(tile, block_rows, pad) in space {
-            let label = format!("tile_{tile}.rows_{block_rows}.pad_{pad} {rows}×{cols}");
+        let poison = T::from(-1.5);
+        for point in space {
+            let label = format!("{point} {rows}×{cols}");
             let mut output = stream.clone_htod(&vec![poison; n + GUARD]).expect("output");
-            Transpose::get::<T>(stream, tile, block_rows, pad)
-                .and_then(|t| t.launch(stream, &input, &mut output, rows, cols))
+            transpose_at(cuda, point, (&input, &mut output), rows, cols)
                 .unwrap_or_else(|e| panic!("{label}: {e}"));
             let host = stream.clone_dtoh(&output).expect("copy back");
             check_transposed(&host[..n], rows, cols).unwrap_or_else(|e| panic!("{label}: {e}"));
@@ -120,14 +157,12 @@ fn every_variant_transposes_every_shape() {
     let e = transpose(&cuda.stream, &input, &mut output, rows + 1, cols).expect_err("too small");
     assert!(e.to_string().contains("needs"), "{e}");
 
-    // A grid over the device's limit (65535 row tiles of 8) is an invalid launch, which a
-    // search records as `invalid`, not a failed launch.
-    let rows = 8 * 65535 + 1;
+    // A grid over the device's limit (65535 row tiles of base's 32) is an invalid launch,
+    // which a search records as `invalid`, not a failed launch.
+    let rows = 32 * 65535 + 1;
     let input = cuda.stream.alloc_zeros::<f32>(rows).expect("input");
     let mut output = cuda.stream.alloc_zeros::<f32>(rows).expect("output");
-    let e = Transpose::get::<f32>(&cuda.stream, 8, 8, 1)
-        .and_then(|t| t.launch(&cuda.stream, &input, &mut output, rows, 1))
-        .expect_err("65536 row tiles");
+    let e = transpose(&cuda.stream, &input, &mut output, rows, 1).expect_err("65536 row tiles");
     match e.downcast_ref::<Error>() {
         Some(Error::InvalidLaunch(why)) => assert!(why.contains("grid"), "{why}"),
         _ => panic!("not an invalid launch: {e}"),
