@@ -93,6 +93,10 @@ pub struct Kernel {
     source: &'static str,
     name: &'static str,
     renames: &'static [(&'static str, &'static str)],
+    /// Every kernel of the source that handles use ([`Kernel::module_names`]): the name
+    /// expressions it is compiled with, the same for all of them so that they share one
+    /// module. Empty: only `name`.
+    module_names: &'static [&'static str],
     /// Compiled kernels by context, variant and extra defines; a few entries per process.
     compiled: Mutex<Vec<Entry>>,
     /// The (context, extra defines) whose planned variants are compiling in the background.
@@ -162,6 +166,7 @@ impl Kernel {
             source,
             name,
             renames: &[],
+            module_names: &[],
             compiled: Mutex::new(Vec::new()),
             prepared: Mutex::new(Vec::new()),
         }
@@ -172,6 +177,24 @@ impl Kernel {
     pub const fn rename(mut self, renames: &'static [(&'static str, &'static str)]) -> Kernel {
         self.renames = renames;
         self
+    }
+
+    /// Declares every kernel of the source that handles launch (this one included), for a
+    /// source with several: each handle then compiles the source with all their names, so
+    /// the handles share one module (one compilation per variant) instead of compiling it
+    /// once each.
+    pub const fn module_names(mut self, names: &'static [&'static str]) -> Kernel {
+        self.module_names = names;
+        self
+    }
+
+    /// The name expressions the source is compiled with.
+    fn names(&self) -> &[&'static str] {
+        if self.module_names.is_empty() {
+            std::slice::from_ref(&self.name)
+        } else {
+            self.module_names
+        }
     }
 
     /// The defines of one variant: `extra` first, then each parameter under its macro name.
@@ -298,7 +321,7 @@ impl Kernel {
         };
         self.prepare(tuned, &handles, extra)?;
         let defines = self.variant_defines(tuned, extra);
-        let (module, lowered) = handles.compile_named(self.source, &defines, &[self.name])?;
+        let (module, lowered) = handles.compile_named(self.source, &defines, self.names())?;
         let symbol = lowered
             .iter()
             .find(|(expression, _)| expression == self.name)
@@ -343,7 +366,7 @@ impl Kernel {
         if !sets.is_empty() {
             // Each set's errors come back from its own `compile`; dropping the handle leaves
             // the work going on.
-            let _background = handles.precompile_named(self.source, &sets, &[self.name])?;
+            let _background = handles.precompile_named(self.source, &sets, self.names())?;
         }
         Ok(())
     }
@@ -377,6 +400,19 @@ mod tests {
                 ("WIDE", "1".to_string())
             ]
         );
+    }
+
+    #[test]
+    fn handles_of_one_module_compile_it_with_the_same_names() {
+        const BOTH: &[&str] = &["first", "second"];
+        let alone = Kernel::new("", "first");
+        assert_eq!(alone.names(), ["first"]);
+        let (a, b) = (
+            Kernel::new("", "first").module_names(BOTH),
+            Kernel::new("", "second").module_names(BOTH),
+        );
+        // The same names give the same cache key: one compilation serves both handles.
+        assert_eq!(a.names(), b.names());
     }
 
     #[test]

@@ -25,9 +25,11 @@ use gputune_runtime::BoxError;
 /// The kernels' CUDA C++ source.
 pub const SOURCE: &str = include_str!("reduce.cu");
 
-// One module holds both kernels: the second handle finds it in the runtime's module cache.
-static PARTIAL_SUMS: Kernel = Kernel::new(SOURCE, "partial_sums");
-static FINAL_SUM: Kernel = Kernel::new(SOURCE, "final_sum");
+/// Both kernels of `reduce.cu`: each handle compiles the source with both names, so the two
+/// share one module (one compilation per variant).
+const KERNELS: &[&str] = &["partial_sums", "final_sum"];
+static PARTIAL_SUMS: Kernel = Kernel::new(SOURCE, "partial_sums").module_names(KERNELS);
+static FINAL_SUM: Kernel = Kernel::new(SOURCE, "final_sum").module_names(KERNELS);
 
 /// An element type the kernels are compiled for (`f32`, `f64`): one that holds the test
 /// data's small integers exactly and whose outputs verify on the GPU.
