@@ -14,6 +14,7 @@ pub mod cli;
 mod commands;
 pub mod interrupt;
 pub mod lock;
+pub mod merge;
 pub mod output;
 pub mod plot;
 pub mod present;
