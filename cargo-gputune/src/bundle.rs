@@ -2,6 +2,10 @@
 //! measures on a machine with a GPU and no Rust toolchain, and `report --db DIR/gputune.db`
 //! reads the result anywhere (CI systems whose GPU runners have no cargo, HPC login nodes).
 //!
+//! `run-bundle DIR --shard I/N` measures base and part I of N of the variants into
+//! `DIR/gputune-shard-I-of-N.db`, and `cargo gputune merge` ([`crate::merge`]) combines the
+//! shards' stores: N GPUs, or N jobs of a batch system, share one search.
+//!
 //! A bundle is a directory: `bundle.json` (the plan below, versioned), the bench binaries
 //! under `bin/`, and the cargo-gputune binary that built it. Nothing in it refers to the
 //! workspace, so it can be copied anywhere.
@@ -13,7 +17,7 @@ use gputune_protocol::manifest::Function;
 use serde::{Deserialize, Serialize};
 
 use crate::cargo::BenchTarget;
-use crate::cli::Usage;
+use crate::cli::{Shard, Usage};
 use crate::output::Output;
 use crate::protocol;
 use crate::runs::{ct_workloads, record_failure, Counters, Measured, Plan, RunContext};
@@ -129,10 +133,27 @@ impl Bundle {
 /// Runs every bench of the bundle in `dir`: base first, then each built variant, into
 /// `store`; the build failures found when it was built are recorded too. What the store
 /// already holds is not measured again.
-pub fn run_bundle(dir: &Path, store: &Store, out: &mut Output) -> Result<Counters> {
+///
+/// With a `shard`, only that shard's block of each bench's built variants is run (in the
+/// bundle's order, [`Shard::range`]); base is run by every shard, since a shard's scores
+/// need base measured on its own device, and the build failures are recorded by shard 1
+/// only, so that the shards' stores hold each variant once between them.
+pub fn run_bundle(
+    dir: &Path,
+    store: &Store,
+    shard: Option<Shard>,
+    out: &mut Output,
+) -> Result<Counters> {
     let bundle = Bundle::read(dir)?;
     let mut counters = Counters::default();
-    let work_dir = dir.join("work");
+    // Shards may run at once on one machine (one GPU each), and a bench streams its results
+    // through a file in the work directory: one directory per shard.
+    let work_dir = match shard {
+        Some(s) => dir
+            .join("work")
+            .join(format!("shard-{}-of-{}", s.index, s.count)),
+        None => dir.join("work"),
+    };
     std::fs::create_dir_all(&work_dir)
         .with_context(|| format!("cannot create {}", work_dir.display()))?;
     for b in &bundle.benches {
@@ -178,15 +199,26 @@ pub fn run_bundle(dir: &Path, store: &Store, out: &mut Output) -> Result<Counter
             store,
         };
         let mut measured = Measured::load(&plan, store)?;
+        let units = shard_units(&b.units, shard);
+        let failures: &[BundledFailure] = match shard {
+            Some(s) if s.index != 1 => &[],
+            _ => &b.failures,
+        };
+        let built: usize = b.units.iter().map(|u| u.labels.len()).sum();
+        let mine: usize = units.iter().map(|u| u.labels.len()).sum();
         out.status(&format!(
-            "Running {}.{} from the bundle ({} binaries, {} variants)",
+            "Running {}.{} from the bundle ({} binaries, {} variants{})",
             b.bench,
             b.function.name,
-            b.units.len() + 1,
-            b.units.iter().map(|u| u.labels.len()).sum::<usize>() + b.failures.len()
+            units.len() + 1,
+            mine + failures.len(),
+            match shard {
+                Some(s) => format!("; shard {s} of {} variants", built + b.failures.len()),
+                None => String::new(),
+            }
         ));
         measured.measure_base(&ctx, (&base_bin, b.base_build_seconds), &mut counters, out)?;
-        for f in &b.failures {
+        for f in failures {
             if !measured.complete(&cts, &f.label) {
                 let failure = BuildFailure {
                     label: f.label.clone(),
@@ -197,9 +229,8 @@ pub fn run_bundle(dir: &Path, store: &Store, out: &mut Output) -> Result<Counter
                 record_failure(&ctx, &failure, &mut counters, out)?;
             }
         }
-        let to_go: usize = b.units.iter().map(|u| u.labels.len()).sum();
-        out.start_progress((to_go * cts.len()) as u64, "Running");
-        for u in &b.units {
+        out.start_progress((mine * cts.len()) as u64, "Running");
+        for u in &units {
             let unit = BuiltUnit {
                 bin: dir.join(&u.bin),
                 labels: u.labels.clone(),
@@ -210,4 +241,68 @@ pub fn run_bundle(dir: &Path, store: &Store, out: &mut Output) -> Result<Counter
         out.finish_progress();
     }
     Ok(counters)
+}
+
+/// The part of a bench's units that `shard` runs: the units that hold its block of labels
+/// (the labels of all units, in order), each cut down to the labels in the block. A cut
+/// unit's build time is its share of the whole unit's, so that each variant is charged the
+/// build time an unsharded run would charge it.
+fn shard_units(units: &[BundledUnit], shard: Option<Shard>) -> Vec<BundledUnit> {
+    let total: usize = units.iter().map(|u| u.labels.len()).sum();
+    let block = shard.map_or(0..total, |s| s.range(total));
+    let mut first = 0;
+    let mut out = Vec::new();
+    for u in units {
+        let (start, end) = (first, first + u.labels.len());
+        first = end;
+        let (from, to) = (start.max(block.start), end.min(block.end));
+        if from >= to {
+            continue;
+        }
+        let labels = u.labels[from - start..to - start].to_vec();
+        out.push(BundledUnit {
+            bin: u.bin.clone(),
+            build_seconds: u.build_seconds * labels.len() as f64 / u.labels.len() as f64,
+            labels,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(bin: &str, labels: &[&str]) -> BundledUnit {
+        BundledUnit {
+            bin: bin.into(),
+            labels: labels.iter().map(|l| l.to_string()).collect(),
+            build_seconds: labels.len() as f64,
+        }
+    }
+
+    #[test]
+    fn shards_cut_units_into_contiguous_blocks_of_labels() {
+        let units = [unit("a", &["1", "2", "3"]), unit("b", &["4", "5"])];
+        let cut = |index| {
+            shard_units(&units, Some(Shard { index, count: 2 }))
+                .into_iter()
+                .map(|u| (u.bin, u.labels.join(","), u.build_seconds))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(cut(1), [("a".into(), "1,2".into(), 2.0)]);
+        assert_eq!(
+            cut(2),
+            [
+                ("a".into(), "3".into(), 1.0),
+                ("b".into(), "4,5".into(), 2.0)
+            ]
+        );
+        let whole = shard_units(&units, None);
+        assert_eq!(whole.len(), 2);
+        assert_eq!(whole[1].labels, ["4", "5"]);
+        // More shards than variants: the extra shards run base only.
+        let many = |index| shard_units(&units, Some(Shard { index, count: 8 })).len();
+        assert_eq!((1..=8).map(many).sum::<usize>(), 5);
+    }
 }

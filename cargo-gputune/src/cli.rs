@@ -26,7 +26,9 @@ Examples:
   cargo gputune check --baseline perf/baseline.json --min-score 1.0
   cargo gputune search --build-only --bundle gpu-bundle    # then, on the GPU host:
   gpu-bundle/cargo-gputune run-bundle gpu-bundle           # and anywhere:
-  cargo gputune report --db gpu-bundle/gputune.db";
+  cargo gputune report --db gpu-bundle/gputune.db
+  gpu-bundle/cargo-gputune run-bundle gpu-bundle --shard 2/4   # one of four GPUs or jobs
+  cargo gputune merge --db all.db gpu-bundle/gputune-shard-*-of-4.db";
 
 /// The subcommand and the options every subcommand shares.
 #[derive(Debug, Args)]
@@ -131,8 +133,13 @@ pub enum Command {
     /// Gate CI: compare with a baseline report and check the applied variants' scores.
     Check(CheckArgs),
     /// Run a bundle from `search --build-only --bundle DIR` (no cargo needed): measures base
-    /// and every built variant into DIR/gputune.db (or --db).
+    /// and every built variant into DIR/gputune.db (or --db); with --shard I/N, base and the
+    /// I-th of N parts of the variants into DIR/gputune-shard-I-of-N.db.
     RunBundle(RunBundleArgs),
+    /// Merge stores (shards of one bundle, or searches of one revision on several machines)
+    /// into the --db store: every row and space, idempotently. Stores of another revision,
+    /// space or schema are refused.
+    Merge(MergeArgs),
 }
 
 /// `run-bundle`.
@@ -141,6 +148,69 @@ pub struct RunBundleArgs {
     /// The bundle directory.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
+    /// Measure only part I of N of each bench's variants (contiguous blocks of the bundle's
+    /// order, which is the search's shuffled order), and base, which every shard measures;
+    /// build failures are recorded by shard 1. Default store: DIR/gputune-shard-I-of-N.db.
+    /// Merge the shards' stores with `cargo gputune merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+}
+
+/// `merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The stores to merge into the --db store (which is created if missing). They are only
+    /// read. A measurement that the target holds too (base, measured by every shard) is kept
+    /// from whichever side measured it last.
+    #[arg(value_name = "SOURCE", required = true)]
+    pub sources: Vec<PathBuf>,
+}
+
+/// `--shard I/N`: part `index` (1-based) of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// I, from 1.
+    pub index: usize,
+    /// N.
+    pub count: usize,
+}
+
+impl Shard {
+    /// The indices of the items of this shard among `len` items: a contiguous block, the
+    /// blocks of shards 1 to N following each other and differing in size by at most one.
+    /// Contiguous rather than every N-th, so that each shard runs as few of the bundle's
+    /// batched binaries as it can: every bench process pays a start-up.
+    pub fn range(&self, len: usize) -> std::ops::Range<usize> {
+        (self.index - 1) * len / self.count..self.index * len / self.count
+    }
+
+    /// The name of this shard's store in a bundle.
+    pub fn store_name(&self) -> String {
+        format!("gputune-shard-{}-of-{}.db", self.index, self.count)
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let parse = |t: &str| t.trim().parse::<usize>().ok();
+        match s.split_once('/').map(|(i, n)| (parse(i), parse(n))) {
+            Some((Some(index), Some(count))) if (1..=count).contains(&index) => {
+                Ok(Shard { index, count })
+            }
+            Some((Some(_), Some(_))) => Err(format!(
+                "`{s}`: I must be between 1 and N (shards are numbered from 1)"
+            )),
+            _ => Err(format!("`{s}` is not I/N (e.g. 2/4)")),
+        }
+    }
 }
 
 /// `search`.
@@ -294,3 +364,34 @@ impl std::fmt::Display for Usage {
 }
 
 impl std::error::Error for Usage {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_and_partition_into_contiguous_blocks() {
+        assert_eq!("2/4".parse(), Ok(Shard { index: 2, count: 4 }));
+        for bad in ["0/2", "3/2", "1/0", "2", "a/b", "1/2/3", "-1/2"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        for len in 0..20 {
+            for count in 1..7 {
+                let ranges: Vec<_> = (1..=count)
+                    .map(|index| Shard { index, count }.range(len))
+                    .collect();
+                // Every item in exactly one shard, in order, sizes within one of each other.
+                assert_eq!(ranges[0].start, 0);
+                assert_eq!(ranges[count - 1].end, len);
+                assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+                let sizes: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+                let (min, max) = (sizes.iter().min(), sizes.iter().max());
+                assert!(max.zip(min).is_some_and(|(a, b)| a - b <= 1), "{sizes:?}");
+            }
+        }
+        assert_eq!(
+            Shard { index: 1, count: 2 }.store_name(),
+            "gputune-shard-1-of-2.db"
+        );
+    }
+}

@@ -8,7 +8,7 @@ use crate::cargo::{self, Workspace};
 use crate::cli::{self, Command, Usage};
 use crate::output::Output;
 use crate::store::Store;
-use crate::{apply, bundle, check, plot, protocol, report, results, search, store};
+use crate::{apply, bundle, check, merge, plot, protocol, report, results, search, store};
 
 fn store_path(ws: &Workspace, db: Option<&PathBuf>) -> PathBuf {
     db.cloned()
@@ -55,6 +55,7 @@ pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
         Command::Search(s) => search_command(&ws?, &args, &s, out),
         Command::Report(r) => report_command(ws, &args, &r, out),
         Command::RunBundle(r) => run_bundle_command(&args, &r, out),
+        Command::Merge(m) => merge_command(ws, &args, &m, out),
         Command::Apply(a) => apply_command(&ws?, &args, &a, out),
         Command::Check(c) => check_command(&ws?, &args, &c),
     }
@@ -168,16 +169,54 @@ fn run_bundle_command(
     r: &cli::RunBundleArgs,
     out: &mut Output,
 ) -> Result<i32> {
-    let path = args.db.clone().unwrap_or_else(|| r.dir.join("gputune.db"));
+    let name = r
+        .shard
+        .map_or_else(|| "gputune.db".to_string(), |s| s.store_name());
+    let path = args.db.clone().unwrap_or_else(|| r.dir.join(name));
     let _lock = store::SearchLock::acquire(&path)?;
     let store = Store::open(&path)?;
     crate::interrupt::storing();
-    let counters = bundle::run_bundle(&r.dir, &store, out)?;
+    let counters = bundle::run_bundle(&r.dir, &store, r.shard, out)?;
     out.status(&format!(
         "Done: {} run(s), {} result(s) stored in {}",
         counters.runs,
         counters.stored,
         path.display()
+    ));
+    Ok(0)
+}
+
+/// `merge`: the sources into the `--db` store (the workspace's by default), under its search
+/// lock, so that no search writes to it meanwhile.
+fn merge_command(
+    ws: Result<Workspace>,
+    args: &cli::CargoArgs,
+    m: &cli::MergeArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    // On a GPU host there is often no workspace: the bundle's own binary merges with --db.
+    let path = match (&args.db, ws) {
+        (Some(db), _) => db.clone(),
+        (None, Ok(ws)) => store_path(&ws, None),
+        (None, Err(e)) => {
+            return Err(anyhow::Error::new(Usage(format!(
+                "merge writes into the store given by --db FILE, else into the workspace's, \
+                 and no workspace was found here ({}): pass --db FILE",
+                format!("{e:#}").lines().next().unwrap_or_default().trim()
+            ))))
+        }
+    };
+    let _lock = store::SearchLock::acquire(&path)?;
+    let store = Store::open(&path)?;
+    crate::interrupt::storing();
+    let merged = merge::merge(&store, &m.sources, out)?;
+    out.status(&format!(
+        "Done: {} merged into {}: {} variant measurement(s) added, {} replaced, {} row(s) written",
+        crate::present::count(merged.len(), "store"),
+        path.display(),
+        merged.iter().map(|m| m.added).sum::<usize>(),
+        merged.iter().map(|m| m.replaced).sum::<usize>(),
+        merged.iter().map(|m| m.rows).sum::<usize>(),
     ));
     Ok(0)
 }

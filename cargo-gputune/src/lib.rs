@@ -14,6 +14,7 @@ pub mod cli;
 mod commands;
 pub mod interrupt;
 pub mod lock;
+pub mod merge;
 pub mod output;
 pub mod plot;
 pub mod present;
@@ -48,7 +49,10 @@ pub fn main_with(mut argv: Vec<std::ffi::OsString>) -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            let usage = e.chain().any(|c| c.is::<cli::Usage>());
+            // A `Usage` added with `.context(…)` is found by `downcast_ref`, one at the root
+            // or in a source by the chain.
+            let usage =
+                e.downcast_ref::<cli::Usage>().is_some() || e.chain().any(|c| c.is::<cli::Usage>());
             if usage {
                 EXIT_USAGE
             } else {

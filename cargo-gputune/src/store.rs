@@ -122,6 +122,29 @@ pub struct Measurement {
     pub stop: Option<StopReason>,
 }
 
+/// A stored row and when it was stored (`created`, UTC, `2025-01-31T12:00:00.000Z`: its
+/// text orders as its time does).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dated {
+    /// The row.
+    pub measurement: Measurement,
+    /// When it was stored.
+    pub created: String,
+}
+
+/// A tuned function's space, as the `spaces` table holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Space {
+    /// Package.
+    pub package: String,
+    /// Tuned function.
+    pub function: String,
+    /// Number of variants.
+    pub size: usize,
+    /// The `#[tune(…)]` attribute.
+    pub attribute: String,
+}
+
 /// The store.
 pub struct Store {
     conn: Connection,
@@ -305,18 +328,20 @@ impl Store {
     pub fn put(&self, rows: &[Measurement]) -> Result<()> {
         let tx = self.conn.unchecked_transaction()?;
         for m in rows {
-            Self::insert(&tx, m)?;
+            Self::insert(&tx, m, None)?;
         }
         tx.commit()?;
         Ok(())
     }
 
-    fn insert(conn: &Connection, m: &Measurement) -> Result<()> {
+    /// Inserts one row, stamped `created` (a merge keeps the source's stamp), or now.
+    fn insert(conn: &Connection, m: &Measurement, created: Option<&str>) -> Result<()> {
         conn.execute(
             "INSERT OR REPLACE INTO results (revision, device, arch, package, bench, function,
                 ct_workload, variant, rt_workload, rt_weight, status, message, center, noise,
-                bandwidth, samples, build_seconds, run_seconds, stop)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+                bandwidth, samples, build_seconds, run_seconds, stop, created)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+                COALESCE(?20, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
             params![
                 m.revision,
                 m.device,
@@ -337,6 +362,7 @@ impl Store {
                 m.build_seconds,
                 m.run_seconds,
                 m.stop.map(StopReason::as_str),
+                created,
             ],
         )?;
         Ok(())
@@ -372,18 +398,27 @@ impl Store {
 
     /// Every measurement, oldest first.
     pub fn measurements(&self) -> Result<Vec<Measurement>> {
+        Ok(self
+            .dated_measurements()?
+            .into_iter()
+            .map(|d| d.measurement)
+            .collect())
+    }
+
+    /// Every measurement with its `created` stamp, oldest first.
+    pub fn dated_measurements(&self) -> Result<Vec<Dated>> {
         // A version-1 store (read-only here) has no `stop`.
         let stop = if self.schema >= 2 { "stop" } else { "NULL" };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT revision, device, arch, package, bench, function, ct_workload, variant,
                     rt_workload, rt_weight, status, message, center, noise, bandwidth, samples,
-                    build_seconds, run_seconds, {stop}
+                    build_seconds, run_seconds, {stop}, created
              FROM results ORDER BY created, rowid"
         ))?;
         let rows = stmt
             .query_map([], |r| {
                 let samples: String = r.get(15)?;
-                Ok(Measurement {
+                let measurement = Measurement {
                     revision: r.get(0)?,
                     device: r.get(1)?,
                     arch: r.get(2)?,
@@ -415,10 +450,78 @@ impl Store {
                         .get::<_, Option<String>>(18)?
                         .as_deref()
                         .and_then(StopReason::from_name),
+                };
+                Ok(Dated {
+                    measurement,
+                    created: r.get(19)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
         Ok(rows)
+    }
+
+    /// Every tuned function's space.
+    pub fn spaces(&self) -> Result<Vec<Space>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT package, function, space_size, attribute FROM spaces
+             ORDER BY package, function",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(Space {
+                    package: r.get(0)?,
+                    function: r.get(1)?,
+                    size: r.get::<_, i64>(2)? as usize,
+                    attribute: r.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// The schema version of the file (1 for a version-1 store opened read-only).
+    pub fn schema(&self) -> i64 {
+        self.schema
+    }
+
+    /// Writes what a merge takes from one source, in one transaction: each of `variants` (the
+    /// rows of one variant on one compile-time workload, as a search stores them together)
+    /// replaces whatever rows the store holds for that variant and workload, and `spaces` are
+    /// recorded. A kill leaves all of it or none.
+    pub(crate) fn replace_variants(&self, variants: &[&[Dated]], spaces: &[Space]) -> Result<()> {
+        let tx = self.conn.unchecked_transaction()?;
+        for rows in variants {
+            let Some(first) = rows.first() else {
+                continue;
+            };
+            let m = &first.measurement;
+            // Rows of runtime workloads that the incoming measurement lacks (an earlier run
+            // that got further, or crashed differently) must not survive beside it.
+            tx.execute(
+                "DELETE FROM results WHERE revision = ?1 AND device = ?2 AND package = ?3
+                    AND bench = ?4 AND ct_workload = ?5 AND variant = ?6",
+                params![
+                    m.revision,
+                    m.device,
+                    m.package,
+                    m.bench,
+                    m.ct_workload,
+                    m.variant
+                ],
+            )?;
+            for d in rows.iter() {
+                Self::insert(&tx, &d.measurement, Some(&d.created))?;
+            }
+        }
+        for sp in spaces {
+            tx.execute(
+                "INSERT OR REPLACE INTO spaces (package, function, space_size, attribute)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![sp.package, sp.function, sp.size as i64, sp.attribute],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// `PRAGMA integrity_check`: `ok` for a sound file.
