@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use gputune_macros::tune;
 use gputune_runtime::cudarc::driver::{
-    CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+    CudaSlice, CudaStream, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
-use gputune_runtime::kernel::Kernel;
+use gputune_runtime::kernel::{CudaType, Kernel};
 use gputune_runtime::verify::DeviceElement;
 use gputune_runtime::BoxError;
 
@@ -18,36 +18,16 @@ pub const SOURCE: &str = include_str!("scale.cu");
 
 static SCALE: Kernel = Kernel::new(SOURCE, "scale");
 
-/// An element type the kernel is compiled for (and whose outputs verify on the GPU).
+/// An element type the kernel is compiled for (`f32`, `f64`): one whose outputs verify on
+/// the GPU and that holds the test data (halves of small integers) exactly.
 pub trait Element:
-    DeviceRepr + DeviceElement + ValidAsZeroBits + Copy + Default + Send + Sync + 'static
+    CudaType + DeviceElement + ValidAsZeroBits + Default + From<f32> + Into<f64>
 {
-    /// The CUDA C++ type name.
-    const CUDA_TYPE: &'static str;
-    /// Converts from `f64` (for test data and the scale factor).
-    fn from_f64(v: f64) -> Self;
-    /// Converts to `f64` (for checking).
-    fn to_f64(self) -> f64;
 }
 
-impl Element for f32 {
-    const CUDA_TYPE: &'static str = "float";
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-}
-
-impl Element for f64 {
-    const CUDA_TYPE: &'static str = "double";
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
+impl<T: CudaType + DeviceElement + ValidAsZeroBits + Default + From<f32> + Into<f64>> Element
+    for T
+{
 }
 
 /// `y[i] = a·x[i]` for the first `min(x.len(), y.len())` elements, enqueued on `stream`.
@@ -66,7 +46,7 @@ pub fn scale<T: Element>(
     a: T,
 ) -> Result<(), BoxError> {
     let n = x.len().min(y.len());
-    let kernel = SCALE.get(TUNED, stream, &[("VALUE_T", T::CUDA_TYPE)])?;
+    let kernel = SCALE.get(TUNED, stream, &[("VALUE_T", T::CUDA_NAME)])?;
     let config = kernel.check(LaunchConfig {
         grid_dim: (u32::try_from(n.div_ceil(IPT * TPB).max(1))?, 1, 1),
         block_dim: (TPB as u32, 1, 1),
