@@ -28,7 +28,8 @@ Examples:
   gpu-bundle/cargo-gputune run-bundle gpu-bundle           # and anywhere:
   cargo gputune report --db gpu-bundle/gputune.db
   gpu-bundle/cargo-gputune run-bundle gpu-bundle --shard 2/4   # one of four GPUs or jobs
-  cargo gputune merge --db all.db gpu-bundle/gputune-shard-*-of-4.db";
+  cargo gputune merge --db all.db gpu-bundle/gputune-shard-*-of-4.db
+  cargo gputune replay --db all.db --strategy genetic --seeds 20 --max-evals 32";
 
 /// The subcommand and the options every subcommand shares.
 #[derive(Debug, Args)]
@@ -140,6 +141,34 @@ pub enum Command {
     /// into the --db store: every row and space, idempotently. Stores of another revision,
     /// space or schema are refused.
     Merge(MergeArgs),
+    /// Replay a strategy against the recorded results of a store, without a GPU (Kernel
+    /// Tuner's simulation mode): per seed, the best score it finds as a fraction of the best
+    /// recorded, after how many evaluations, and the recorded time they would take.
+    Replay(ReplayArgs),
+}
+
+/// `replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The strategy to replay.
+    #[arg(long, value_enum)]
+    pub strategy: StrategyKind,
+    /// Seeds to replay: --seed, --seed + 1, …
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub seeds: u64,
+    /// The first seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Most variants to evaluate per function (default: the whole space).
+    #[arg(long, value_name = "N")]
+    pub max_evals: Option<usize>,
+    /// Variants per batch the strategy is asked for. Smaller than search's default, since a
+    /// batch as large as the space leaves a strategy nothing to choose.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub batch_size: usize,
+    /// Output format: table or json.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 /// `run-bundle`.
@@ -228,7 +257,8 @@ pub struct SearchArgs {
     /// Seed of the strategy's random order (reproducible).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Most variants to evaluate per function (random strategy; exhaustive evaluates all).
+    /// Most variants to evaluate per function (every strategy stops there; without it,
+    /// every strategy ends up evaluating the whole space).
     #[arg(long, value_name = "N")]
     pub max_evals: Option<usize>,
     /// Stop starting new variants after this many seconds.
@@ -284,6 +314,13 @@ pub enum StrategyKind {
     Exhaustive,
     /// A seeded random sample (`--max-evals`, `--time-limit`).
     Random,
+    /// A genetic algorithm: crossover and mutation of the best points so far.
+    Genetic,
+    /// Simulated annealing over neighbouring points (one parameter one value away), with
+    /// restarts.
+    Annealing,
+    /// Model-guided: a k-nearest-neighbour surrogate, expected improvement.
+    Surrogate,
 }
 
 /// Output formats.

@@ -8,7 +8,7 @@ use crate::cargo::{self, Workspace};
 use crate::cli::{self, Command, Usage};
 use crate::output::Output;
 use crate::store::Store;
-use crate::{apply, bundle, check, merge, plot, protocol, report, results, search, store};
+use crate::{apply, bundle, check, merge, plot, protocol, replay, report, results, search, store};
 
 fn store_path(ws: &Workspace, db: Option<&PathBuf>) -> PathBuf {
     db.cloned()
@@ -56,6 +56,7 @@ pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
         Command::Report(r) => report_command(ws, &args, &r, out),
         Command::RunBundle(r) => run_bundle_command(&args, &r, out),
         Command::Merge(m) => merge_command(ws, &args, &m, out),
+        Command::Replay(r) => replay_command(ws, &args, &r, out),
         Command::Apply(a) => apply_command(&ws?, &args, &a, out),
         Command::Check(c) => check_command(&ws?, &args, &c),
     }
@@ -112,15 +113,13 @@ fn search_command(
     Ok(0)
 }
 
-/// `report`: tables, coverage and plots from a store.
-fn report_command(
+/// The store a read command reads and the packages it selects. Without a workspace
+/// (`report --db FILE` anywhere), `-p` still selects by name.
+fn read_path(
     ws: Result<Workspace>,
     args: &cli::CargoArgs,
-    r: &cli::ReportArgs,
-    out: &mut Output,
-) -> Result<i32> {
-    // Without a workspace (`report --db FILE` anywhere), `-p` still selects by name.
-    let (path, selected) = match (&args.db, ws) {
+) -> Result<(PathBuf, Option<Vec<String>>)> {
+    Ok(match (&args.db, ws) {
         (Some(db), Ok(ws)) => (db.clone(), ws.selected_packages(args)?),
         (Some(db), Err(_)) => (
             db.clone(),
@@ -128,7 +127,73 @@ fn report_command(
         ),
         (None, Ok(ws)) => (store_path(&ws, None), ws.selected_packages(args)?),
         (None, Err(e)) => return Err(e),
+    })
+}
+
+/// `replay`: a strategy against the recorded results, per tuned function and seed.
+fn replay_command(
+    ws: Result<Workspace>,
+    args: &cli::CargoArgs,
+    r: &cli::ReplayArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    if !matches!(r.format, cli::Format::Table | cli::Format::Json) {
+        return Err(anyhow::Error::new(Usage(
+            "replay prints --format table or json".into(),
+        )));
+    }
+    let (path, selected) = read_path(ws, args)?;
+    let store = Store::open_read_only(&path)?;
+    let groups = select_groups(
+        results::groups(store.measurements()?, true),
+        selected.as_deref(),
+        &path,
+    )?;
+    let specs = plot::specs(&groups, &store)?;
+    let limits = replay::Limits {
+        batch_size: r.batch_size,
+        max_evals: r.max_evals,
     };
+    let mut replayed = Vec::new();
+    for g in &groups {
+        let spec = specs.get(&(g.package.clone(), g.function.clone()));
+        let Some(record) = replay::Recorded::of(g, spec) else {
+            out.status(&format!(
+                "{} / {}.{} [{}]: no variant scored; nothing to replay",
+                g.package, g.bench, g.function, g.ct_workload
+            ));
+            continue;
+        };
+        if spec.is_none() {
+            out.status(&format!(
+                "{}: the store keeps no #[tune] attribute for it; replaying over the measured \
+                 variants, without their parameter structure",
+                record.title
+            ));
+        }
+        let runs = (r.seed..r.seed.saturating_add(r.seeds))
+            .map(|seed| replay::replay(&record, r.strategy, seed, limits))
+            .collect::<Result<Vec<_>>>()?;
+        replayed.push(replay::Replayed { record, runs });
+    }
+    match r.format {
+        cli::Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&replay::to_json(&replayed, r.strategy, limits))?
+        ),
+        _ => print!("{}", replay::table(&replayed, r.strategy, limits)),
+    }
+    Ok(0)
+}
+
+/// `report`: tables, coverage and plots from a store.
+fn report_command(
+    ws: Result<Workspace>,
+    args: &cli::CargoArgs,
+    r: &cli::ReportArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    let (path, selected) = read_path(ws, args)?;
     let store = Store::open_read_only(&path)?;
     let groups = select_groups(
         results::groups(store.measurements()?, true),

@@ -20,6 +20,7 @@ pub mod plot;
 pub mod present;
 pub mod process;
 pub mod protocol;
+pub mod replay;
 pub mod report;
 pub mod results;
 pub mod runs;

@@ -24,14 +24,14 @@ use self::cargo_build::{Announce, CargoBuilder};
 use self::pipeline::{drive, Bounds, BuildFailure, BuiltUnit, Proposer, RunStage};
 use crate::bundle::{Bundle, BundledBench, BundledFailure, BundledUnit};
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
-use crate::cli::{CargoArgs, Pipeline, SearchArgs, StrategyKind, Usage};
+use crate::cli::{CargoArgs, Pipeline, SearchArgs, Usage};
 use crate::output::Output;
 use crate::protocol::{self, BenchInfo};
 use crate::runs::{
     ct_workloads, record_failure, Counters, Measured, Plan, RunContext, MIN_BASE_BUILD,
 };
 use crate::store::Store;
-use crate::strategy::{Exhaustive, Random, Strategy};
+use crate::strategy::{Params, Strategy};
 
 /// The production build of a target (base plus applied entries), reused across searches of
 /// the same revision.
@@ -389,10 +389,13 @@ fn bounds(s: &SearchArgs, started: Instant) -> Bounds {
 
 /// The strategy `s` asks for, over `f`'s space.
 fn strategy(s: &SearchArgs, f: &Function) -> Box<dyn Strategy> {
-    match s.strategy {
-        StrategyKind::Exhaustive => Box::new(Exhaustive::new(s.seed)),
-        StrategyKind::Random => Box::new(Random::new(s.seed, s.max_evals.unwrap_or(f.space_size))),
-    }
+    crate::strategy::build(
+        s.strategy,
+        s.seed,
+        s.max_evals,
+        Params::from_function(f),
+        f.space_size,
+    )
 }
 
 /// The run stage of `--build-only`: what was built goes into the bundle, unmeasured.

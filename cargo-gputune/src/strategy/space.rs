@@ -1,0 +1,297 @@
+//! The parameter structure that the guided strategies search over: labels parsed into value
+//! indices, and neighbourhoods in which one parameter moves to an adjacent value.
+//!
+//! A space's labels are exactly its valid points after `require`, so a strategy that only
+//! ever proposes labels of the space is require-aware without evaluating `require` itself.
+
+use std::collections::{BTreeMap, HashMap};
+
+use gputune_grammar::TuneSpec;
+use gputune_protocol::manifest::Function;
+use rand::seq::SliceRandom;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// Parameter names and their values as labels spell them, in declaration order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Params(pub Vec<(String, Vec<String>)>);
+
+impl Params {
+    /// From a manifest's function (what `search` has).
+    pub fn from_function(f: &Function) -> Params {
+        Params(
+            f.params
+                .iter()
+                .map(|p| {
+                    // Labels spell strings without their quotes (`ldg`, not `"ldg"`).
+                    let values = p
+                        .values
+                        .iter()
+                        .map(|v| match v {
+                            serde_json::Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        })
+                        .collect();
+                    (p.name.clone(), values)
+                })
+                .collect(),
+        )
+    }
+
+    /// From a parsed `#[tune]` attribute (what a store keeps, for `replay`).
+    pub fn from_spec(spec: &TuneSpec) -> Params {
+        Params(
+            spec.params
+                .iter()
+                .map(|p| {
+                    (
+                        p.name.clone(),
+                        p.values.iter().map(ToString::to_string).collect(),
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    /// The value indices of `label` (`name_value` joined by `.`), or `None` when it is not
+    /// a point of these parameters. Values may themselves hold `.` or `_`, so each
+    /// parameter's value is matched against its value list rather than split blindly.
+    pub fn parse(&self, label: &str) -> Option<Vec<usize>> {
+        fn go(params: &[(String, Vec<String>)], rest: &str, out: &mut Vec<usize>) -> bool {
+            let Some(((name, values), tail)) = params.split_first() else {
+                return rest.is_empty();
+            };
+            let Some(after) = rest
+                .strip_prefix(name.as_str())
+                .and_then(|r| r.strip_prefix('_'))
+            else {
+                return false;
+            };
+            for (i, v) in values.iter().enumerate() {
+                let Some(r) = after.strip_prefix(v.as_str()) else {
+                    continue;
+                };
+                let r = if tail.is_empty() {
+                    Some(r)
+                } else {
+                    r.strip_prefix('.')
+                };
+                if let Some(r) = r {
+                    out.push(i);
+                    if go(tail, r, out) {
+                        return true;
+                    }
+                    out.pop();
+                }
+            }
+            false
+        }
+        let mut out = Vec::with_capacity(self.0.len());
+        go(&self.0, label, &mut out).then_some(out)
+    }
+}
+
+/// A space indexed for the guided strategies: every label with its value indices.
+#[derive(Debug, Clone)]
+pub struct Indexed {
+    /// The labels, in the order the space was given.
+    pub labels: Vec<String>,
+    /// Each label's value indices; `None` when a label does not parse (it is then still
+    /// proposed, by the random fill, but has no neighbours).
+    pub coords: Vec<Option<Vec<usize>>>,
+    /// Values per parameter.
+    pub sizes: Vec<usize>,
+    by_coords: HashMap<Vec<usize>, usize>,
+    by_label: HashMap<String, usize>,
+}
+
+impl Indexed {
+    /// Indexes `space` over `params`.
+    pub fn new(params: &Params, space: &[String]) -> Indexed {
+        let coords: Vec<Option<Vec<usize>>> = space.iter().map(|l| params.parse(l)).collect();
+        let by_coords = coords
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| Some((c.clone()?, i)))
+            .collect();
+        let by_label = space
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.clone(), i))
+            .collect();
+        Indexed {
+            labels: space.to_vec(),
+            coords,
+            sizes: params.0.iter().map(|(_, v)| v.len()).collect(),
+            by_coords,
+            by_label,
+        }
+    }
+
+    /// The point at `coords`, if it is in the space.
+    pub fn at(&self, coords: &[usize]) -> Option<usize> {
+        self.by_coords.get(coords).copied()
+    }
+
+    /// The index of `label`.
+    pub fn index(&self, label: &str) -> Option<usize> {
+        self.by_label.get(label).copied()
+    }
+
+    /// The neighbours of point `i`: one parameter moved up or down to the nearest value that
+    /// gives a point of the space. Skipping over values that `require` excludes keeps the
+    /// neighbourhood connected where a constraint cuts a parameter's range.
+    pub fn neighbours(&self, i: usize) -> Vec<usize> {
+        let Some(c) = &self.coords[i] else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for p in 0..c.len() {
+            for up in [false, true] {
+                let mut q = c.clone();
+                loop {
+                    match (up, q[p]) {
+                        (false, 0) => break,
+                        (false, v) => q[p] = v - 1,
+                        (true, v) if v + 1 >= self.sizes[p] => break,
+                        (true, v) => q[p] = v + 1,
+                    }
+                    if let Some(j) = self.at(&q) {
+                        out.push(j);
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Each point's coordinates scaled to [0, 1] per parameter, for distances.
+    pub fn unit(&self, i: usize) -> Option<Vec<f64>> {
+        let c = self.coords[i].as_ref()?;
+        Some(
+            c.iter()
+                .zip(&self.sizes)
+                .map(|(&v, &n)| {
+                    if n > 1 {
+                        v as f64 / (n - 1) as f64
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+/// What the strategies read from `scored`: each evaluated point's score, a failure (or a
+/// point still in flight) as `None`.
+pub fn scores(ix: &Indexed, scored: &BTreeMap<String, Option<f64>>) -> Vec<Option<Option<f64>>> {
+    let mut out = vec![None; ix.labels.len()];
+    for (l, s) in scored {
+        if let Some(i) = ix.index(l) {
+            out[i] = Some(*s);
+        }
+    }
+    out
+}
+
+/// A batch being assembled: distinct points, none of them evaluated.
+pub struct Batch<'a> {
+    evaluated: &'a [Option<Option<f64>>],
+    taken: Vec<bool>,
+    /// The points, in proposal order.
+    pub points: Vec<usize>,
+    count: usize,
+}
+
+impl<'a> Batch<'a> {
+    /// An empty batch of at most `count` points.
+    pub fn new(evaluated: &'a [Option<Option<f64>>], count: usize) -> Batch<'a> {
+        Batch {
+            evaluated,
+            taken: vec![false; evaluated.len()],
+            points: Vec::new(),
+            count,
+        }
+    }
+
+    /// Whether the batch is full.
+    pub fn full(&self) -> bool {
+        self.points.len() >= self.count
+    }
+
+    /// Adds `i` unless it was evaluated, is in the batch already or the batch is full.
+    pub fn push(&mut self, i: usize) -> bool {
+        if self.full() || self.taken[i] || self.evaluated[i].is_some() {
+            return false;
+        }
+        self.taken[i] = true;
+        self.points.push(i);
+        true
+    }
+
+    /// Fills the rest with unevaluated points at random, so that every strategy finishes
+    /// the space when nothing bounds it and never returns an empty batch before then.
+    pub fn fill_random(&mut self, rng: &mut ChaCha8Rng) {
+        if self.full() {
+            return;
+        }
+        let mut left: Vec<usize> = (0..self.evaluated.len())
+            .filter(|&i| self.evaluated[i].is_none() && !self.taken[i])
+            .collect();
+        left.shuffle(rng);
+        for i in left {
+            if !self.push(i) {
+                break;
+            }
+        }
+    }
+
+    /// The labels of the batch.
+    pub fn labels(&self, ix: &Indexed) -> Vec<String> {
+        self.points.iter().map(|&i| ix.labels[i].clone()).collect()
+    }
+}
+
+/// A random unevaluated point not in `batch`, if any.
+pub fn random_unevaluated(batch: &Batch<'_>, rng: &mut ChaCha8Rng) -> Option<usize> {
+    let left: Vec<usize> = (0..batch.evaluated.len())
+        .filter(|&i| batch.evaluated[i].is_none() && !batch.taken[i])
+        .collect();
+    (!left.is_empty()).then(|| left[rng.random_range(0..left.len())])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> Params {
+        Params(vec![
+            ("a".into(), vec!["1".into(), "2".into(), "4".into()]),
+            ("b_c".into(), vec!["x.y".into(), "x".into()]),
+        ])
+    }
+
+    #[test]
+    fn labels_parse_into_value_indices_even_with_dots_and_underscores() {
+        assert_eq!(params().parse("a_4.b_c_x.y"), Some(vec![2, 0]));
+        assert_eq!(params().parse("a_1.b_c_x"), Some(vec![0, 1]));
+        assert_eq!(params().parse("a_3.b_c_x"), None);
+        assert_eq!(params().parse("a_1"), None);
+        assert_eq!(params().parse("base"), None);
+    }
+
+    #[test]
+    fn neighbours_skip_points_that_require_excludes() {
+        // a_2 is excluded with b_c_x: from a_1 the next point up is a_4.
+        let space: Vec<String> = ["a_1.b_c_x", "a_4.b_c_x", "a_1.b_c_x.y", "a_2.b_c_x.y"]
+            .map(String::from)
+            .to_vec();
+        let ix = Indexed::new(&params(), &space);
+        let mut n = ix.neighbours(0);
+        n.sort();
+        assert_eq!(n, vec![1, 2]);
+        assert_eq!(ix.neighbours(3), vec![2]);
+    }
+}
