@@ -143,12 +143,7 @@ fn replay_command(
         )));
     }
     let (path, selected) = read_path(ws, args)?;
-    let store = Store::open_read_only(&path)?;
-    let groups = select_groups(
-        results::groups(store.measurements()?, true),
-        selected.as_deref(),
-        &path,
-    )?;
+    let (store, groups) = results_at(&path, selected.as_deref())?;
     let specs = plot::specs(&groups, &store)?;
     let limits = replay::Limits {
         batch_size: r.batch_size,
@@ -194,12 +189,7 @@ fn report_command(
     out: &mut Output,
 ) -> Result<i32> {
     let (path, selected) = read_path(ws, args)?;
-    let store = Store::open_read_only(&path)?;
-    let groups = select_groups(
-        results::groups(store.measurements()?, true),
-        selected.as_deref(),
-        &path,
-    )?;
+    let (store, groups) = results_at(&path, selected.as_deref())?;
     // Plots first: a bad --plot-params is a usage error before anything is printed.
     let plots = match &r.plot {
         Some(dir) => {
@@ -291,13 +281,19 @@ fn workspace_results(
     ws: &Workspace,
     args: &cli::CargoArgs,
 ) -> Result<(Store, Vec<results::Group>)> {
-    let path = store_path(ws, args.db.as_ref());
-    let store = Store::open_read_only(&path)?;
-    let groups = select_groups(
-        results::groups(store.measurements()?, true),
+    results_at(
+        &store_path(ws, args.db.as_ref()),
         ws.selected_packages(args)?.as_deref(),
-        &path,
-    )?;
+    )
+}
+
+/// The store at `path`, read-only, and its result groups of the `selected` packages.
+fn results_at(
+    path: &std::path::Path,
+    selected: Option<&[String]>,
+) -> Result<(Store, Vec<results::Group>)> {
+    let store = Store::open_read_only(path)?;
+    let groups = select_groups(results::groups(store.measurements()?, true), selected, path)?;
     Ok((store, groups))
 }
 

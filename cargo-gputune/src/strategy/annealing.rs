@@ -6,10 +6,9 @@
 use std::collections::BTreeMap;
 
 use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::Rng;
 
-use super::space::{random_unevaluated, scores, Batch, Indexed, Params};
+use super::space::{random_unevaluated, Batch, Params, Walk};
 use super::Strategy;
 
 /// The starting temperature, relative to the current score: at first a move 10 % worse is
@@ -20,9 +19,7 @@ const ALPHA: f64 = 0.95;
 
 /// Simulated annealing.
 pub struct Annealing {
-    params: Params,
-    rng: ChaCha8Rng,
-    index: Option<Indexed>,
+    walk: Walk,
     /// The walk's current point and its score.
     current: Option<(usize, f64)>,
     /// Points proposed and not yet seen scored, in proposal order.
@@ -35,9 +32,7 @@ impl Annealing {
     /// Over `params`, with `seed`.
     pub fn new(params: Params, seed: u64) -> Annealing {
         Annealing {
-            params,
-            rng: ChaCha8Rng::seed_from_u64(seed),
-            index: None,
+            walk: Walk::new(params, seed),
             current: None,
             pending: Vec::new(),
             seen: 0,
@@ -56,11 +51,7 @@ impl Strategy for Annealing {
         scored: &BTreeMap<String, Option<f64>>,
         count: usize,
     ) -> Vec<String> {
-        let ix = self
-            .index
-            .get_or_insert_with(|| Indexed::new(&self.params, space));
-        let rng = &mut self.rng;
-        let evaluated = scores(ix, scored);
+        let (ix, rng, evaluated) = self.walk.view(space, scored);
         // Consider the moves whose scores came back, in the order they were proposed. A
         // `None` is a failure, or, in a pipelined search, a point still running: the walk
         // moves to neither (a good point still running is lost to the walk, not to the

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::space::{scores, Batch, Indexed, Params};
+use super::space::{Batch, Params, Walk};
 use super::Strategy;
 
 /// Individuals that breed.
@@ -22,18 +22,14 @@ const TRIES: usize = 20;
 
 /// The genetic algorithm.
 pub struct Genetic {
-    params: Params,
-    rng: ChaCha8Rng,
-    index: Option<Indexed>,
+    walk: Walk,
 }
 
 impl Genetic {
     /// Over `params`, with `seed`.
     pub fn new(params: Params, seed: u64) -> Genetic {
         Genetic {
-            params,
-            rng: ChaCha8Rng::seed_from_u64(seed),
-            index: None,
+            walk: Walk::new(params, seed),
         }
     }
 }
@@ -49,11 +45,7 @@ impl Strategy for Genetic {
         scored: &BTreeMap<String, Option<f64>>,
         count: usize,
     ) -> Vec<String> {
-        let ix = self
-            .index
-            .get_or_insert_with(|| Indexed::new(&self.params, space));
-        let rng = &mut self.rng;
-        let evaluated = scores(ix, scored);
+        let (ix, rng, evaluated) = self.walk.view(space, scored);
         let mut population: Vec<(usize, f64)> = evaluated
             .iter()
             .enumerate()

@@ -196,6 +196,39 @@ pub fn scores(ix: &Indexed, scored: &BTreeMap<String, Option<f64>>) -> Vec<Optio
     out
 }
 
+/// What the guided strategies share: the parameter structure, the seeded generator, and the
+/// space indexed once, on the first call.
+pub struct Walk {
+    params: Params,
+    rng: ChaCha8Rng,
+    index: Option<Indexed>,
+}
+
+impl Walk {
+    /// Over `params`, with `seed`.
+    pub fn new(params: Params, seed: u64) -> Walk {
+        Walk {
+            params,
+            rng: rand::SeedableRng::seed_from_u64(seed),
+            index: None,
+        }
+    }
+
+    /// The indexed space, the generator, and each point's score ([`scores`]).
+    pub fn view(
+        &mut self,
+        space: &[String],
+        scored: &BTreeMap<String, Option<f64>>,
+    ) -> (&Indexed, &mut ChaCha8Rng, Vec<Option<Option<f64>>>) {
+        let params = &self.params;
+        let ix = self
+            .index
+            .get_or_insert_with(|| Indexed::new(params, space));
+        let evaluated = scores(ix, scored);
+        (ix, &mut self.rng, evaluated)
+    }
+}
+
 /// A batch being assembled: distinct points, none of them evaluated.
 pub struct Batch<'a> {
     evaluated: &'a [Option<Option<f64>>],

@@ -7,11 +7,9 @@
 use std::collections::BTreeMap;
 
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
-use super::space::{scores, Batch, Indexed, Params};
+use super::space::{Batch, Params, Walk};
 use super::Strategy;
 
 /// Scored points before the model is trusted; until then the batch is random.
@@ -27,18 +25,14 @@ const BELIEVED: usize = 8;
 
 /// The surrogate strategy.
 pub struct Surrogate {
-    params: Params,
-    rng: ChaCha8Rng,
-    index: Option<Indexed>,
+    walk: Walk,
 }
 
 impl Surrogate {
     /// Over `params`, with `seed`.
     pub fn new(params: Params, seed: u64) -> Surrogate {
         Surrogate {
-            params,
-            rng: ChaCha8Rng::seed_from_u64(seed),
-            index: None,
+            walk: Walk::new(params, seed),
         }
     }
 }
@@ -98,11 +92,7 @@ impl Strategy for Surrogate {
         scored: &BTreeMap<String, Option<f64>>,
         count: usize,
     ) -> Vec<String> {
-        let ix = self
-            .index
-            .get_or_insert_with(|| Indexed::new(&self.params, space));
-        let rng = &mut self.rng;
-        let evaluated = scores(ix, scored);
+        let (ix, rng, evaluated) = self.walk.view(space, scored);
         // A failure counts as a score of 0 (infinitely slow): failures cluster (too many
         // registers, too much shared memory), and the model should learn to avoid them.
         let mut observed: Vec<(Vec<f64>, f64)> = evaluated
