@@ -60,9 +60,11 @@ impl RaceBook {
 
     /// Keeps the state as its best if it is a contender with a lower median.
     pub(super) fn record(&mut self, bench: usize, state: &StateReport) {
+        // Without a race nothing reads the book; with a margin only the median is needed.
         let z = match self.rule {
-            Rule::Confidence(z) => z,
-            Rule::Off | Rule::Margin(_) => 0.0,
+            Rule::Off => return,
+            Rule::Margin(_) => None,
+            Rule::Confidence(z) => Some(z),
         };
         if let Some((median, upper)) = contender(&state.outcome, z) {
             let best = self
@@ -77,9 +79,9 @@ impl RaceBook {
 }
 
 /// The median GPU time a state sets as the best to race against, and the upper bound of its
-/// confidence interval at `z`: only a complete, verified, successful measurement counts (one
-/// that timed out or lost a race is not a best).
-fn contender(outcome: &Outcome, z: f64) -> Option<(f64, f64)> {
+/// confidence interval at `z` (the median itself without one): only a complete, verified,
+/// successful measurement counts (one that timed out or lost a race is not a best).
+fn contender(outcome: &Outcome, z: Option<f64>) -> Option<(f64, f64)> {
     let cold = outcome.cold.as_ref()?;
     let failed = outcome.error.is_some() || outcome.skipped.is_some();
     let unverified = outcome
@@ -90,6 +92,9 @@ fn contender(outcome: &Outcome, z: f64) -> Option<(f64, f64)> {
         return None;
     }
     let median = crate::stats::Summary::of(&cold.gpu_times)?.median;
+    let Some(z) = z else {
+        return Some((median, median));
+    };
     let mut sorted = cold.gpu_times.clone();
     sorted.sort_by(f64::total_cmp);
     Some((
