@@ -19,10 +19,14 @@
 # - faults: .gpu/faults-bundle, the CUDA fault-injection search, for gpu-faults.sh (issue #6).
 # - sgemm: .gpu/sgemm-bundle, the tiled SGEMM's space (64 points) at 4096², default settings.
 # - generate: .gpu/generate, the bench of the device-side data generators.
+# - kt: Kernel Tuner 1.5 for gpu-vs-kt.sh (issue 15): its wheels and those of the dependencies
+#   the GPU machine lacks (it has Python 3.12, numpy and CuPy, and no network) in .gpu/whl
+#   (downloaded once), and the four kernels' sources (scale, reduce, transpose, sgemm) in
+#   .gpu/kt-src, for kt_tune.py.
 # The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune and faults parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-parts=${*:-measurement scale reduce transpose autotune faults sgemm generate}
+parts=${*:-measurement scale reduce transpose autotune faults sgemm generate kt}
 mkdir -p .gpu
 # The bundles copy the cargo-gputune that builds them, so build a release one first.
 cargo build --release --quiet -p cargo-gputune
@@ -96,8 +100,26 @@ for line in sys.stdin:
       bundle .gpu/faults-bundle -p gputune-example-faults --features cuda --bench faults-cuda \
         search --run-limit 1 -- --stopping-criterion sample-count --target-samples 100
       ;;
+    kt)
+      # Pure-Python wheels but for python-constraint2 and rpds-py, for CPython 3.12 on x86-64.
+      # attrs (jsonschema and referencing need it) and packaging (kernel_tuner.file_utils
+      # imports it) are Kernel Tuner's imports too, and not sure to be on the GPU machine.
+      mkdir -p .gpu/whl
+      have=1
+      for w in kernel_tuner-1.5.0 python_constraint2 xmltodict jsonschema- jsonschema_specifications \
+        referencing rpds_py attrs packaging; do
+        ls .gpu/whl/"$w"*.whl > /dev/null 2>&1 || have=0
+      done
+      if [ $have = 0 ]; then
+        python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/whl kernel_tuner==1.5.0 python-constraint2 xmltodict jsonschema jsonschema-specifications referencing rpds-py
+        python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/whl attrs packaging
+      fi
+      mkdir -p .gpu/kt-src
+      cp examples/scale-cuda/src/scale.cu examples/reduce-cuda/src/reduce.cu \
+        examples/transpose-cuda/src/transpose.cu examples/sgemm-cuda/src/sgemm.cu .gpu/kt-src/
+      ;;
     *)
-      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, generate)" >&2
+      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, generate, kt)" >&2
       exit 2
       ;;
   esac
@@ -107,5 +129,5 @@ if command -v strip > /dev/null; then
   find .gpu -maxdepth 3 -type f -perm -u+x \( -name 'cargo-gputune' -o -path '*/bin/*' \
     -o -name scale -o -name generate -o -name stencil-autotune \) -exec strip {} + 2> /dev/null || true
 fi
-cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py scripts/ncu-check.py .gpu/
+cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py scripts/ncu-check.py scripts/kt_tune.py .gpu/
 du -sh .gpu .gpu/*-bundle 2> /dev/null

@@ -276,12 +276,19 @@ pub struct SearchArgs {
     /// 256 small kernels builds about as fast as one of 64 (BENCHMARKS.md).
     #[arg(long, default_value_t = 256, value_name = "N")]
     pub batch_size: usize,
-    /// Stop a variant's measurement early once it is more than FRACTION slower than the
-    /// fastest variant so far on the same workload (0.05 is 5 %): its first quartile is above
-    /// that best median (the bench's `--race`). Winners and near-winners are measured in full.
-    #[arg(long, default_value_t = 0.05, value_name = "FRACTION")]
-    pub race: f64,
-    /// Measure every variant in full, however slow.
+    /// Decide instead of converge (the default): screen every variant with `--min-samples`
+    /// cold samples (base measured in each process as the control), then measure in full only
+    /// the variants whose score can still reach the best one's within Z standard errors of
+    /// both, and base beside them. 3 keeps the true best in over 99 % of searches
+    /// (docs/search.md).
+    #[arg(long, default_value_t = 3.0, value_name = "Z")]
+    pub decide: f64,
+    /// Instead of deciding, race at a fixed margin: stop a variant's measurement once it is
+    /// more than FRACTION slower than the fastest variant so far on the same workload (its
+    /// first quartile above that best median; the bench's `--race`).
+    #[arg(long, value_name = "FRACTION")]
+    pub race: Option<f64>,
+    /// Measure every variant in full, however slow (no screening, no race).
     #[arg(long, conflicts_with = "race")]
     pub no_race: bool,
     /// Also run the hot (batched) loop of every variant. Off by default: scores come from the

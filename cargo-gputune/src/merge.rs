@@ -97,7 +97,7 @@ struct Source {
 
 impl Source {
     fn read(path: &Path) -> Result<Source> {
-        // Refuses a missing, foreign or corrupt file, and a schema other than 1 or 2, with
+        // Refuses a missing, foreign or corrupt file, and a schema other than 1 to 3, with
         // a usage error that names it.
         let store = Store::open_read_only(path)?;
         let mut rows = store
@@ -344,6 +344,7 @@ mod tests {
                 build_seconds: Some(1.0),
                 run_seconds: Some(0.5),
                 stop: Some(StopReason::Criterion),
+                control: Vec::new(),
             },
             created: created.into(),
         }
@@ -597,14 +598,14 @@ mod tests {
         assert_eq!(rows[0].measurement.stop, Some(StopReason::Raced));
         assert_eq!(rows[0].created, "2024-01-01T00:00:00.000Z");
 
-        let v3 = dir.join("v3.db");
-        std::fs::copy(&v1, &v3).expect("copy");
-        rusqlite::Connection::open(&v3)
-            .and_then(|c| c.execute("UPDATE meta SET value = '3'", []))
-            .expect("version 3");
-        let err = refusal(&t, &[v3]);
+        let v4 = dir.join("v4.db");
+        std::fs::copy(&v1, &v4).expect("copy");
+        rusqlite::Connection::open(&v4)
+            .and_then(|c| c.execute("UPDATE meta SET value = '4'", []))
+            .expect("version 4");
+        let err = refusal(&t, &[v4]);
         assert!(
-            err.contains("v3.db") && err.contains("schema version 3"),
+            err.contains("v4.db") && err.contains("schema version 4"),
             "{err}"
         );
 

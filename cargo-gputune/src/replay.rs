@@ -348,6 +348,7 @@ mod tests {
             build_seconds: Some(1.0),
             run_seconds: Some(0.5),
             stop: None,
+            control: Vec::new(),
         }
     }
 

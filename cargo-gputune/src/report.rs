@@ -362,6 +362,7 @@ mod tests {
             build_seconds: None,
             run_seconds: None,
             stop: None,
+            control: Vec::new(),
         }
     }
 

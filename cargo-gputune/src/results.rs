@@ -57,7 +57,8 @@ pub struct Timing {
     pub workloads: usize,
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
+/// The median of `v`; `None` when empty.
+pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -89,16 +90,44 @@ pub fn timing(ms: &[Measurement]) -> Option<Timing> {
 }
 
 /// The timings of `variant` and of `base` on the workloads both measured ok, so that the
-/// two compare like with like.
+/// two compare like with like. Base's is that of the variant's controls where every
+/// workload has one (what its score is judged against), else the base row's.
 pub fn paired_timing(base: &[Measurement], variant: &[Measurement]) -> Option<(Timing, Timing)> {
     let ok_in = |ms: &[Measurement], rt: &str| {
         ms.iter()
             .any(|m| m.rt_workload == rt && m.status == Status::Ok && m.center.is_some())
     };
-    Some((
-        timing_where(variant, |m| ok_in(base, &m.rt_workload))?,
-        timing_where(base, |m| ok_in(variant, &m.rt_workload))?,
-    ))
+    let mine = timing_where(variant, |m| ok_in(base, &m.rt_workload))?;
+    let ok: Vec<&Measurement> = variant
+        .iter()
+        .filter(|m| m.status == Status::Ok && m.center.is_some() && ok_in(base, &m.rt_workload))
+        .collect();
+    if !ok.is_empty() && ok.iter().all(|m| m.control.len() >= 2) {
+        let controls: Vec<(f64, f64)> = ok
+            .iter()
+            .filter_map(|m| Some((median(m.control.clone())?, relative_stdev(&m.control)?)))
+            .collect();
+        return Some((
+            mine,
+            Timing {
+                time: median(controls.iter().map(|c| c.0).collect())?,
+                noise: median(controls.iter().map(|c| c.1).collect()),
+                workloads: controls.len(),
+            },
+        ));
+    }
+    Some((mine, timing_where(base, |m| ok_in(variant, &m.rt_workload))?))
+}
+
+/// Sample standard deviation (n − 1) over the mean, as benches report noise.
+fn relative_stdev(v: &[f64]) -> Option<f64> {
+    if v.len() < 2 {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean > 0.0).then(|| var.sqrt() / mean)
 }
 
 /// The groups of `ms`; with `latest_only`, only the most recent revision per package and
@@ -138,7 +167,10 @@ pub fn groups(ms: Vec<Measurement>, latest_only: bool) -> Vec<Group> {
     out.into_values().collect()
 }
 
-/// The score of `variant` against `base` over their common ok workloads.
+/// The score of `variant` against `base` over their common ok workloads. Where a variant's
+/// row carries a control (base measured in the same bench process), it is judged against
+/// that instead of the base row: drift between processes is larger than the noise within
+/// one, and would otherwise make an identical point look faster or slower than base.
 pub fn score_of(base: &[Measurement], variant: &[Measurement]) -> Option<Score> {
     let pairs: Vec<Pair<'_>> = variant
         .iter()
@@ -147,11 +179,15 @@ pub fn score_of(base: &[Measurement], variant: &[Measurement]) -> Option<Score> 
             let b = base
                 .iter()
                 .find(|b| b.rt_workload == v.rt_workload && b.status == Status::Ok)?;
+            let (base_center, base_samples) = match median(v.control.clone()) {
+                Some(c) if v.control.len() >= 2 && c > 0.0 => (c, v.control.as_slice()),
+                _ => (b.center?, b.samples.as_slice()),
+            };
             Some(Pair {
                 weight: v.rt_weight,
-                base_center: b.center?,
+                base_center,
                 center: v.center?,
-                base_samples: &b.samples,
+                base_samples,
                 samples: &v.samples,
             })
         })
@@ -240,6 +276,7 @@ mod tests {
             build_seconds: None,
             run_seconds: None,
             stop: None,
+            control: Vec::new(),
         }
     }
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use gputune_protocol::manifest::Function;
-use gputune_protocol::{BenchArgs, StateRecord, StateStatus, Status, Stop};
+use gputune_protocol::{BenchArgs, StateRecord, StateStatus, Status, Stop, StopReason};
 
 use crate::cargo::BenchTarget;
 use crate::output::Output;
@@ -45,7 +45,7 @@ pub struct Counters {
 /// One compile-time workload: its key and the `-a` arguments that select it.
 #[derive(Debug, Clone)]
 pub(crate) struct CtWorkload {
-    key: String,
+    pub(crate) key: String,
     args: Vec<String>,
 }
 
@@ -128,6 +128,21 @@ pub(crate) struct RunRequest<'a> {
     pub(crate) limit: Option<Duration>,
     /// The build time charged to each variant.
     pub(crate) build_seconds: Option<f64>,
+    /// Which pass over the variants this is.
+    pub(crate) pass: Pass,
+    /// Run base first in every process, as the control of the variants after it: their rows
+    /// carry its samples (`Measurement::control`).
+    pub(crate) control: bool,
+}
+
+/// A pass over a bench's variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pass {
+    /// The first pass: with the screening flags when the search decides ([`Plan::screening`]),
+    /// else with the plan's own flags (the only pass).
+    First,
+    /// The finalists of a deciding search, measured with the plan's own flags.
+    Final,
 }
 
 /// Everything about one bench that the runs need.
@@ -145,6 +160,21 @@ pub(crate) struct Plan<'a> {
 }
 
 impl Plan<'_> {
+    /// The flags of a deciding search's first pass (`--decide`): every variant gets
+    /// `--min-samples` cold samples (at least 2) and no race; the finalists are measured with
+    /// the plan's own flags afterwards ([`crate::finals`]). `None` when the search does not
+    /// decide: then its flags are the only pass.
+    pub(crate) fn screening(&self) -> Option<BenchArgs> {
+        self.bench_args.decide?;
+        let mut a = self.bench_args.clone();
+        a.stopping_criterion = Some("sample-count".into());
+        a.target_samples = a.min_samples.max(2);
+        a.min_samples = a.target_samples;
+        a.decide = None;
+        a.race = None;
+        Some(a)
+    }
+
     fn row(&self, ct: &str, variant: &str, rt: &str, weight: f64, status: Status) -> Measurement {
         Measurement {
             revision: self.revision.clone(),
@@ -166,6 +196,7 @@ impl Plan<'_> {
             build_seconds: None,
             run_seconds: None,
             stop: None,
+            control: Vec::new(),
         }
     }
 
@@ -241,8 +272,16 @@ impl Plan<'_> {
             labels,
             limit,
             build_seconds,
+            pass,
+            mut control,
         } = *req;
         let f = &self.function.name;
+        let screen = match pass {
+            Pass::First => self.screening(),
+            Pass::Final => None,
+        };
+        let screening = screen.is_some();
+        let bench_args = screen.as_ref().unwrap_or(&self.bench_args);
         let mut remaining: Vec<String> = labels.to_vec();
         let mut processes = 0;
         while !remaining.is_empty() {
@@ -251,13 +290,36 @@ impl Plan<'_> {
             args.extend(self.user_axes.iter().cloned());
             args.push("--variant".into());
             args.push(
-                remaining
-                    .iter()
+                control
+                    .then_some("base")
+                    .into_iter()
+                    .chain(remaining.iter().map(String::as_str))
                     .map(|l| format!("{f}.{l}"))
                     .collect::<Vec<_>>()
                     .join(","),
             );
-            args.extend(self.bench_args.to_args());
+            args.extend(bench_args.to_args());
+            // Base's samples in this process, per runtime workload: the control of the
+            // variants after it.
+            let mut controls: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            let mut finish = |done: (String, Vec<StateRecord>, Instant)| {
+                let (label, mut rows) = self.finish(ct, done, build_seconds);
+                if control && label == "base" {
+                    controls = rows
+                        .iter()
+                        .filter(|r| r.status == Status::Ok && r.samples.len() >= 2)
+                        .map(|r| (r.rt_workload.clone(), r.samples.clone()))
+                        .collect();
+                } else {
+                    for row in &mut rows {
+                        row.control = controls.get(&row.rt_workload).cloned().unwrap_or_default();
+                        if screening && row.stop == Some(StopReason::Criterion) {
+                            row.stop = Some(StopReason::Screened);
+                        }
+                    }
+                }
+                (label, rows)
+            };
             out.verbose(&format!("{} {}", bin.display(), args.join(" ")));
             let jsonl = self.work_dir.join("run.jsonl");
             // The variant in progress, its states, and when it started.
@@ -267,7 +329,7 @@ impl Plan<'_> {
                 match event {
                     protocol::Event::Variant { variant: label, .. } => {
                         if let Some(done) = current.take() {
-                            let (prev, rows) = self.finish(ct, done, build_seconds);
+                            let (prev, rows) = finish(done);
                             finished(&prev, rows, out)?;
                         }
                         let label = label.unwrap_or_else(|| "base".into());
@@ -287,7 +349,7 @@ impl Plan<'_> {
                 Exit::Code(code @ (2 | 3)) => protocol::check_exit(code, &outcome.stderr)?,
                 Exit::Code(0 | 1) => {
                     if let Some(done) = current.take() {
-                        let (prev, rows) = self.finish(ct, done, build_seconds);
+                        let (prev, rows) = finish(done);
                         finished(&prev, rows, out)?;
                     }
                     for label in remaining.iter().filter(|l| !started.contains(l)) {
@@ -329,6 +391,11 @@ impl Plan<'_> {
                     row.message = Some(message);
                     row.run_seconds = Some(secs);
                     row.build_seconds = build_seconds;
+                    // A control that takes its process down would take every later one
+                    // down too: the variants left run without it (against the base row).
+                    if control && label == "base" {
+                        control = false;
+                    }
                     finished(&label, vec![row], out)?;
                     started.push(label);
                     remaining.retain(|l| !started.contains(l));
@@ -401,6 +468,8 @@ pub(crate) struct Measured {
     rows: BTreeMap<(String, String), Vec<Measurement>>,
     /// Base's run time per compile-time workload, for the run limit.
     base_run: BTreeMap<String, f64>,
+    /// The binary each variant measured by this process was run from, for the finals.
+    pub(crate) bins: BTreeMap<String, PathBuf>,
 }
 
 impl Measured {
@@ -410,6 +479,7 @@ impl Measured {
             done: BTreeSet::new(),
             rows: BTreeMap::new(),
             base_run: BTreeMap::new(),
+            bins: BTreeMap::new(),
         };
         for row in store.measurements()?.into_iter().filter(|m| {
             m.revision == plan.revision
@@ -464,6 +534,8 @@ impl Measured {
                 labels: &["base".to_string()],
                 limit: None,
                 build_seconds: Some(base_build),
+                pass: Pass::First,
+                control: false,
             };
             counters.runs += plan.run(&req, out, &mut |_, rows, _| {
                 store.put(&rows)?;
@@ -489,6 +561,13 @@ impl Measured {
         Ok(())
     }
 
+    /// How long one state of a variant may run on compile-time workload `ct`: `run_limit`
+    /// times base's run time (at least [`MIN_BASE_RUN`]).
+    pub(crate) fn run_limit(&self, ct: &str, run_limit: f64) -> Duration {
+        let base_secs = self.base_run.get(ct).copied().unwrap_or(MIN_BASE_RUN);
+        Duration::from_secs_f64(run_limit * base_secs.max(MIN_BASE_RUN))
+    }
+
     /// Runs the variants of `unit` that are not stored yet, on every compile-time workload;
     /// prints each one's score as it finishes and returns them (the strategy's view; a
     /// failure scores `None`). `run_limit` is in multiples of base's run time.
@@ -504,6 +583,9 @@ impl Measured {
         let (bin, group, build_seconds) = (unit.bin.as_path(), &unit.labels[..], unit.seconds);
         let mut scored = Vec::new();
         let f = plan.function;
+        for label in group {
+            self.bins.insert(label.clone(), bin.to_path_buf());
+        }
         for ct in cts {
             let labels: Vec<String> = group
                 .iter()
@@ -516,8 +598,7 @@ impl Measured {
             if labels.is_empty() {
                 continue;
             }
-            let base_secs = self.base_run.get(&ct.key).copied().unwrap_or(MIN_BASE_RUN);
-            let limit = Duration::from_secs_f64(run_limit * base_secs.max(MIN_BASE_RUN));
+            let limit = self.run_limit(&ct.key, run_limit);
             out.progress_message(&format!(
                 "running {} [{}]",
                 present::count(labels.len(), "variant"),
@@ -535,8 +616,23 @@ impl Measured {
                 labels: &labels,
                 limit: Some(limit),
                 build_seconds: Some(build_seconds / group.len() as f64),
+                pass: Pass::First,
+                control: true,
             };
             counters.runs += plan.run(&req, out, &mut |label, new, out| {
+                if label == "base" {
+                    // The control is kept in the variants' rows; only a failure is news.
+                    if let Some(bad) = new.iter().find(|r| r.status != Status::Ok) {
+                        out.line(&format!(
+                            "  {}.base (control) [{}]  {:<8} {}",
+                            f.name,
+                            ct.key,
+                            bad.status,
+                            bad.message.clone().unwrap_or_default()
+                        ));
+                    }
+                    return Ok(());
+                }
                 store.put(&new)?;
                 counters.stored += new.len();
                 done.insert((ct.key.clone(), label.to_string()));

@@ -40,9 +40,9 @@ impl SearchLock {
 }
 
 /// Version of the schema this build reads and writes.
-/// 2 added `stop` (why a variant's measurement stopped); a version-1 store is migrated when
-/// a search opens it, and read as it is.
-pub const SCHEMA_VERSION: i64 = 2;
+/// 2 added `stop` (why a variant's measurement stopped), 3 `control` (base measured in the
+/// same bench process); an older store is migrated when a search opens it, and read as it is.
+pub const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS results (
     build_seconds REAL,
     run_seconds   REAL,
     stop          TEXT,
+    control       TEXT,
     created       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     PRIMARY KEY (revision, device, package, bench, ct_workload, variant, rt_workload)
 );
@@ -120,6 +121,11 @@ pub struct Measurement {
     /// Why its measurement stopped (`None` when nothing was measured, or in a store of
     /// schema 1). With `samples.len()`, how much it cost and why.
     pub stop: Option<StopReason>,
+    /// Base's cold samples (s) on this workload in the same bench process, measured just
+    /// before the variant: the control its speedup and significance are judged against, since
+    /// drift between processes is larger than the noise within one. Empty for base, and where
+    /// no control was measured (then the base row is used).
+    pub control: Vec<f64>,
 }
 
 /// A stored row and when it was stored (`created`, UTC, `2025-01-31T12:00:00.000Z`: its
@@ -304,13 +310,19 @@ impl Store {
                 )?;
             }
             Some(v) if v == SCHEMA_VERSION.to_string() => {}
-            Some(v) if v == "1" => {
-                // 2 added `stop`; a raced variant of a version-1 store said so in its message.
+            Some(v) if v == "1" || v == "2" => {
+                // 2 added `stop` (a raced variant of a version-1 store said so in its
+                // message); 3 added `control`.
                 let tx = self.conn.unchecked_transaction()?;
+                if v == "1" {
+                    tx.execute_batch(
+                        "ALTER TABLE results ADD COLUMN stop TEXT;
+                         UPDATE results SET stop = 'raced' WHERE message LIKE 'raced:%';",
+                    )?;
+                }
                 tx.execute_batch(
-                    "ALTER TABLE results ADD COLUMN stop TEXT;
-                     UPDATE results SET stop = 'raced' WHERE message LIKE 'raced:%';
-                     UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+                    "ALTER TABLE results ADD COLUMN control TEXT;
+                     UPDATE meta SET value = '3' WHERE key = 'schema_version';",
                 )?;
                 tx.commit()?;
             }
@@ -339,9 +351,9 @@ impl Store {
         conn.execute(
             "INSERT OR REPLACE INTO results (revision, device, arch, package, bench, function,
                 ct_workload, variant, rt_workload, rt_weight, status, message, center, noise,
-                bandwidth, samples, build_seconds, run_seconds, stop, created)
+                bandwidth, samples, build_seconds, run_seconds, stop, control, created)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                COALESCE(?20, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
+                ?20, COALESCE(?21, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
             params![
                 m.revision,
                 m.device,
@@ -362,6 +374,9 @@ impl Store {
                 m.build_seconds,
                 m.run_seconds,
                 m.stop.map(StopReason::as_str),
+                (!m.control.is_empty())
+                    .then(|| serde_json::to_string(&m.control))
+                    .transpose()?,
                 created,
             ],
         )?;
@@ -407,12 +422,13 @@ impl Store {
 
     /// Every measurement with its `created` stamp, oldest first.
     pub fn dated_measurements(&self) -> Result<Vec<Dated>> {
-        // A version-1 store (read-only here) has no `stop`.
+        // A version-1 store (read-only here) has no `stop`, nor one of version 2 `control`.
         let stop = if self.schema >= 2 { "stop" } else { "NULL" };
+        let control = if self.schema >= 3 { "control" } else { "NULL" };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT revision, device, arch, package, bench, function, ct_workload, variant,
                     rt_workload, rt_weight, status, message, center, noise, bandwidth, samples,
-                    build_seconds, run_seconds, {stop}, created
+                    build_seconds, run_seconds, {stop}, created, {control}
              FROM results ORDER BY created, rowid"
         ))?;
         let rows = stmt
@@ -450,6 +466,10 @@ impl Store {
                         .get::<_, Option<String>>(18)?
                         .as_deref()
                         .and_then(StopReason::from_name),
+                    control: r
+                        .get::<_, Option<String>>(20)?
+                        .and_then(|c| serde_json::from_str(&c).ok())
+                        .unwrap_or_default(),
                 };
                 Ok(Dated {
                     measurement,
@@ -573,6 +593,7 @@ mod tests {
             build_seconds: Some(1.0),
             run_seconds: Some(0.5),
             stop: None,
+            control: Vec::new(),
         }
     }
 
@@ -641,8 +662,12 @@ mod tests {
         let path = dir.join("v1.db");
         {
             let conn = Connection::open(&path).expect("sqlite");
-            conn.execute_batch(&SCHEMA.replace("    stop          TEXT,\n", ""))
-                .expect("schema 1");
+            conn.execute_batch(
+                &SCHEMA
+                    .replace("    stop          TEXT,\n", "")
+                    .replace("    control       TEXT,\n", ""),
+            )
+            .expect("schema 1");
             conn.execute_batch(
                 "INSERT INTO meta VALUES ('schema_version', '1');
                  INSERT INTO results (revision, device, arch, package, bench, function,
@@ -662,6 +687,7 @@ mod tests {
             Some(StopReason::Raced),
             "backfilled from the message"
         );
+        assert!(rows[0].control.is_empty());
         assert_eq!(rw.schema, SCHEMA_VERSION);
         let _ = std::fs::remove_dir_all(&dir);
     }

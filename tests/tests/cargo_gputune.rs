@@ -39,8 +39,10 @@ fn search_resume_report_apply_and_check() {
     let out = gputune(&bin, &db, &args);
     assert!(out.status.success(), "{}", text(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
-    // Two bench processes: base, then the one batch, whose binary runs its four variants.
-    assert_eq!(doc["search"]["runs"], 2, "{doc}");
+    // Three bench processes: base screened; the one batch, whose binary runs base (the
+    // control) and its four variants, screened; and the finals, base and the variants that
+    // can still win, measured in full.
+    assert_eq!(doc["search"]["runs"], 3, "{doc}");
     assert!(doc["search"]["builds"].as_u64().is_some_and(|b| b >= 1));
     let variants = doc["groups"][0]["variants"].as_array().expect("variants");
     let mut labels: Vec<&str> = variants
@@ -263,13 +265,14 @@ fn pipelined_search_stores_every_variant_and_shows_commands() {
     assert!(out.status.success(), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("builds pipelined with runs"), "{stderr}");
-    assert!(stderr.contains("--variant spin.work_4"), "{stderr}");
+    assert!(stderr.contains("--variant spin.base,spin.work_4"), "{stderr}");
     assert!(
         stderr.contains("GPUTUNE_VARIANTS=1 variant(s) of spin"),
         "{stderr}"
     );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
-    assert_eq!(doc["search"]["runs"], 5, "{doc}");
+    // Base, four batches, and the finals.
+    assert_eq!(doc["search"]["runs"], 6, "{doc}");
     assert!(
         doc["search"]["builds"].as_u64().is_some_and(|b| b >= 4),
         "{doc}"
@@ -289,12 +292,15 @@ fn slow_variants_lose_the_race_and_the_fastest_is_measured_in_full() {
     let bin = gputune_tests::cargo_gputune();
     let dir = gputune_tests::temp_dir("race");
     let db = dir.join("store.db");
-    // Racing is a search default; 100 samples leave room for the checks at 20, 40 and 80.
+    // Racing at a margin instead of deciding; 100 samples leave room for the checks at 20,
+    // 40 and 80.
     let out = gputune(
         &bin,
         &db,
         &[
             "search",
+            "--race",
+            "0.05",
             "-v",
             "-a",
             "Steps{io}=40000",
@@ -317,6 +323,8 @@ fn slow_variants_lose_the_race_and_the_fastest_is_measured_in_full() {
         .expect("the batch command")
         .split(',')
         .map(|l| l.trim_start_matches("spin."))
+        // Base runs first in every batch process, as the control.
+        .filter(|l| *l != "base")
         .collect();
     let work = |label: &str| -> u32 {
         label

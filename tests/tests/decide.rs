@@ -1,5 +1,6 @@
-//! `--decide`: a search that stops measuring a variant once it is slower than an earlier one
-//! beyond the noise of both, on the spin fixture (work_k takes k times work_1's time).
+//! Deciding, the search's default: every variant is screened with `--min-samples` cold
+//! samples beside base (its control), and only those that can still win or tie are measured
+//! in full, with base beside them; on the spin fixture (work_k takes k times work_1's time).
 
 use gputune_tests::{cargo_gputune, gputune, temp_dir, text};
 
@@ -8,70 +9,85 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
     let bin = cargo_gputune();
     let dir = temp_dir("decide");
     let db = dir.join("store.db");
-    let out = gputune(
-        &bin,
-        "gputune-fixture-spin",
-        &db,
-        &[
-            "search",
-            "-v",
-            "-a",
-            "Steps{io}=40000",
-            "--",
-            "--decide",
-            "3",
-            "--stopping-criterion",
-            "sample-count",
-            "--target-samples",
-            "100",
-        ],
-    );
+    let search = [
+        "search",
+        "-v",
+        "--json",
+        "-a",
+        "Steps{io}=40000",
+        "--",
+        "--stopping-criterion",
+        "sample-count",
+        "--target-samples",
+        "100",
+    ];
+    let out = gputune(&bin, "gputune-fixture-spin", &db, &search);
     assert!(out.status.success(), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
+    // The screening pass: base as the control, then every variant, 10 samples each.
     assert!(
-        stderr.contains("--decide 3") && !stderr.contains("--race"),
+        stderr.contains("--variant spin.base,spin.work_")
+            && stderr.contains("--target-samples 10")
+            && !stderr.contains("--race"),
         "{stderr}"
     );
-    let order: Vec<String> = stderr
-        .split("--variant ")
-        .filter_map(|rest| rest.split_whitespace().next())
-        .find(|list| list.contains("work_"))
-        .expect("the batch command")
-        .split(',')
-        .map(|l| l.trim_start_matches("spin.").to_string())
-        .collect();
-    let work = |label: &str| -> u32 {
-        label
-            .strip_prefix("work_")
-            .and_then(|w| w.parse().ok())
-            .expect("a work label")
-    };
+    // The finals: the plan's own flags, deciding against the best so far.
+    assert!(
+        stderr.contains("--target-samples 100 --decide 3"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Deciding spin.spin [*]"), "{stderr}");
+
     let store = rusqlite::Connection::open(&db).expect("the store opens");
-    let rows: Vec<(String, String, Option<String>)> = store
-        .prepare("SELECT variant, samples, message FROM results")
+    let rows: Vec<(String, String, Option<String>, Option<String>)> = store
+        .prepare("SELECT variant, samples, stop, control FROM results")
         .expect("query")
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .expect("rows")
         .collect::<Result<_, _>>()
         .expect("rows");
     assert_eq!(rows.len(), 5, "{rows:?}");
-    for (variant, samples, message) in &rows {
-        let n = serde_json::from_str::<Vec<f64>>(samples)
+    let count = |json: &str| {
+        serde_json::from_str::<Vec<f64>>(json)
             .expect("samples")
-            .len();
-        let position = order.iter().position(|l| l == variant);
-        let slower_than_an_earlier =
-            position.is_some_and(|p| order[..p].iter().any(|e| work(e) < work(variant)));
-        if slower_than_an_earlier {
-            // At least twice as slow as a variant measured before it: out at the screening.
-            assert_eq!(n, 10, "{variant}: {message:?}");
-            assert!(
-                message.as_deref().is_some_and(|m| m.starts_with("raced:")),
-                "{message:?}"
-            );
-        } else {
-            assert_eq!(n, 100, "{variant} can still win and is measured in full");
+            .len()
+    };
+    let mut finalists = Vec::new();
+    for (variant, samples, stop, control) in &rows {
+        let n = count(samples);
+        if variant == "base" {
+            // Base is measured in full in the finals, and is nobody's variant: no control.
+            assert_eq!((n, stop.as_deref()), (100, Some("criterion")), "base");
+            assert_eq!(control, &None, "base");
+            continue;
+        }
+        // Every variant is judged against base measured in its own process.
+        let control = control.as_deref().map(count).unwrap_or_default();
+        match stop.as_deref() {
+            Some("screened") => assert_eq!((n, control), (10, 10), "{variant}"),
+            Some("criterion") => {
+                assert_eq!((n, control), (100, 100), "{variant}");
+                finalists.push(variant.as_str());
+            }
+            other => panic!("{variant}: stop {other:?}"),
         }
     }
+    // The fastest can win, and one eight times slower cannot.
+    assert!(finalists.contains(&"work_1"), "{rows:?}");
+    assert!(!finalists.contains(&"work_8"), "{rows:?}");
+
+    // The report says why each stopped; a rerun measures nothing.
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+    let stops: Vec<&str> = doc["groups"][0]["variants"]
+        .as_array()
+        .expect("variants")
+        .iter()
+        .filter_map(|v| v["workloads"][0]["stop"].as_str())
+        .collect();
+    assert!(stops.contains(&"screened"), "{doc}");
+    let out = gputune(&bin, "gputune-fixture-spin", &db, &search);
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+    assert_eq!(doc["search"]["runs"], 0, "{doc}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -54,6 +54,7 @@ pub(super) fn measurement(
         build_seconds: Some(1.0),
         run_seconds: Some(0.5),
         stop: None,
+        control: Vec::new(),
     }
 }
 

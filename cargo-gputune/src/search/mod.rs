@@ -21,7 +21,7 @@ use regex::Regex;
 use serde_json::{json, Value};
 
 use self::cargo_build::{Announce, CargoBuilder};
-use self::pipeline::{drive, Bounds, BuildFailure, BuiltUnit, Proposer, RunStage};
+use self::pipeline::{drive, Bounds, BuildFailure, BuildStage, BuiltUnit, Proposer, RunStage};
 use crate::bundle::{Bundle, BundledBench, BundledFailure, BundledUnit};
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
 use crate::cli::{CargoArgs, Pipeline, SearchArgs, Usage};
@@ -99,7 +99,8 @@ pub enum Sink<'a> {
 
 /// The bench flags every run of a search passes, from what the user gave after `--` and the
 /// search's defaults: the entropy criterion (it stops as soon as the distribution stops
-/// changing: what a search wants), no hot loop (a search scores cold times) and racing.
+/// changing: what a search wants), no hot loop (a search scores cold times) and deciding
+/// (`--decide 3`: screen, then measure the finalists in full).
 /// They are checked here, before anything is built; flags that the search itself sets per
 /// run (`-b`, `-a`, `--variant`, `--json`, `--jsonl`, `--list`, `--devices`) are refused.
 pub(crate) fn measurement_args(s: &SearchArgs) -> Result<BenchArgs> {
@@ -134,15 +135,23 @@ pub(crate) fn measurement_args(s: &SearchArgs) -> Result<BenchArgs> {
     if !s.hot {
         a.no_batch = true;
     }
-    // `--decide` (after `--`) replaces the fixed-margin race.
+    // `--race` or `--decide` after `--` is the user's own choice of the same thing.
     if !s.no_race && a.race.is_none() && a.decide.is_none() {
-        if !(s.race.is_finite() && s.race >= 0.0) {
-            return Err(usage(format!(
-                "--race must be a fraction of zero or more (0.05 is 5 %), not {}",
-                s.race
-            )));
+        match s.race {
+            Some(r) if !(r.is_finite() && r >= 0.0) => {
+                return Err(usage(format!(
+                    "--race must be a fraction of zero or more (0.05 is 5 %), not {r}"
+                )))
+            }
+            Some(r) => a.race = Some(r),
+            None if !(s.decide.is_finite() && s.decide > 0.0) => {
+                return Err(usage(format!(
+                    "--decide takes the confidence in standard errors (3 is 99.9 %), not {}",
+                    s.decide
+                )))
+            }
+            None => a.decide = Some(s.decide),
         }
-        a.race = Some(s.race);
     }
     Ok(a)
 }
@@ -298,8 +307,11 @@ impl RunStage for Recording<'_> {
         let scores =
             self.measured
                 .measure_unit(&self.ctx, unit, self.run_limit, self.counters, out)?;
-        // Measured is stored; a batch binary is not needed again.
-        let _ = std::fs::remove_file(&unit.bin);
+        // Measured is stored; a batch binary is not needed again, unless the search
+        // decides: its finalists run from it again (`finals`), and it is removed after.
+        if self.ctx.plan.bench_args.decide.is_none() {
+            let _ = std::fs::remove_file(&unit.bin);
+        }
         Ok(scores)
     }
 
@@ -373,8 +385,34 @@ fn search_bench(
     };
     let result = drive(&mut proposer, &builder, &mut recording, pipelined, out);
     out.finish_progress();
+    let Recording { mut measured, .. } = recording;
     counters.builds += result?;
-    Ok(())
+    let ctx = RunContext {
+        plan,
+        cts: &cts,
+        store,
+    };
+    let mut builds = 0;
+    let mut build = |labels: &[String], out: &mut Output| -> Result<Vec<BuiltUnit>> {
+        let batch = builder.build(labels.to_vec())?;
+        builds += batch.builds;
+        for failure in &batch.failures {
+            out.line(&format!(
+                "  {}.{}  {} on a rebuild for the finals: {}",
+                f.name,
+                failure.label,
+                failure.status,
+                failure.message.lines().last().unwrap_or_default()
+            ));
+        }
+        Ok(batch.units)
+    };
+    let finals = measured.measure_finals(&ctx, base.bin, s.run_limit, &mut build, counters, out);
+    counters.builds += builds;
+    for bin in measured.bins.values() {
+        let _ = std::fs::remove_file(bin);
+    }
+    finals
 }
 
 /// The bounds `s` sets.

@@ -146,22 +146,27 @@ pub enum StopReason {
     Timeout,
     /// It lost the race (`--race`, `--decide`): clearly slower than an earlier variant.
     Raced,
+    /// A search that decides screened it with `--min-samples` cold samples, and it could not
+    /// be the winner (nor tie it within noise), so it was not measured further.
+    Screened,
 }
 
 impl StopReason {
     /// Every reason.
-    pub const ALL: [StopReason; 3] = [
+    pub const ALL: [StopReason; 4] = [
         StopReason::Criterion,
         StopReason::Timeout,
         StopReason::Raced,
+        StopReason::Screened,
     ];
 
-    /// The stable name: `criterion`, `timeout` or `raced`.
+    /// The stable name: `criterion`, `timeout`, `raced` or `screened`.
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Criterion => "criterion",
             StopReason::Timeout => "timeout",
             StopReason::Raced => "raced",
+            StopReason::Screened => "screened",
         }
     }
 

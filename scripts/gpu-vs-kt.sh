@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Issue 15's search-cost benchmark: gputune's search (the prebuilt bundles) and Kernel Tuner 1.5
+# (brute force, CuPy backend, every configuration verified; kt_tune.py) on the same four kernels,
+# spaces and problem sizes. Run on the GPU machine from the repository root, after
+# `bash scripts/build-gpu.sh scale reduce transpose sgemm kt` on a development machine:
+#
+#   OUT=DIR [RUNS=3] [FULL=1] [FULL_ARGS=…] bash .gpu/gpu-vs-kt.sh [PROBLEM…]
+#
+# PROBLEM: scale reduce transpose sgemm (default all). Per problem, RUNS runs of each tool,
+# alternating which goes first (gputune in odd runs, Kernel Tuner in even ones), each timed wall
+# to wall as a whole process:
+# - gputune: `cargo-gputune run-bundle .gpu/PROBLEM-bundle` into a fresh store
+#   ($OUT/PROBLEM/gputune-R.db) with a fresh, empty kernel cache (GPUTUNE_KERNEL_CACHE), then
+#   `report --top 1000 --format json` (gputune-R.report.json);
+# - Kernel Tuner: `python3 .gpu/kt_tune.py PROBLEM` (Python's start, imports and data
+#   included) with a fresh, empty CuPy kernel cache (CUPY_CACHE_DIR), writing kt-R.json.
+# Wall times go to $OUT/PROBLEM/times.txt, logs next to them. With FULL=1, also one reference
+# search per problem into $OUT/PROBLEM/full.db (the quality guard's "best time"; see below).
+# Finally summarize-vs-kt.py writes $OUT/summary.md and prints it.
+set -uo pipefail
+export OUT=${OUT:?set OUT to the folder for the results}
+runs=${RUNS:-3}
+here=$(dirname "$0")
+problems=${*:-scale reduce transpose sgemm}
+site=/tmp/site
+
+# Kernel Tuner and the dependencies the GPU machine lacks, from the wheels build-gpu.sh's kt
+# part downloaded (the GPU machine has no network): numpy and CuPy are the machine's own.
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --target "$site" "$here"/whl/*.whl \
+  || { echo "cannot install the wheels in $here/whl (run build-gpu.sh's kt part)" >&2; exit 2; }
+export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+if ! python3 -c 'import kernel_tuner, cupy, numpy' 2> "$OUT/import-error.txt"; then
+  echo "Kernel Tuner, CuPy or numpy does not import:" >&2
+  cat "$OUT/import-error.txt" >&2
+  exit 2
+fi
+rm -f "$OUT/import-error.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv > "$OUT/gpu.txt" 2>&1
+python3 -c 'import sys, numpy, cupy, kernel_tuner
+print("python", sys.version.split()[0], "numpy", numpy.__version__, "cupy", cupy.__version__,
+      "kernel_tuner", getattr(kernel_tuner, "__version__", "?"))' > "$OUT/versions.txt" 2>&1
+
+# name, log, command…: runs the command with its output in the log, timed wall to wall, and
+# appends "name exit=RC wall_s=S" to times.txt.
+timed() {
+  local name=$1 log=$2 t0 t1 rc
+  shift 2
+  t0=$(date +%s.%N)
+  "$@" > "$log" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  echo "$name exit=$rc wall_s=$(python3 -c "print(f'{$t1 - $t0:.3f}')")" | tee -a "$out/times.txt"
+}
+
+# name, bundle, extra run-bundle arguments…: one search into a fresh $out/name.db with an empty
+# kernel cache, then its JSON report.
+gputune_search() {
+  local name=$1 bundle=$2
+  shift 2
+  rm -f "$out/$name.db" "$out/$name.db-wal" "$out/$name.db-shm" "$out/$name.db.lock"
+  rm -rf "$out/kernels-$name"
+  timed "$name" "$out/$name.log" env GPUTUNE_KERNEL_CACHE="$out/kernels-$name" \
+    "$bundle/cargo-gputune" run-bundle "$bundle" "$@" --db "$out/$name.db"
+  "$bundle/cargo-gputune" report --db "$out/$name.db" --top 1000 --format json \
+    > "$out/$name.report.json" 2> "$out/$name.report.err"
+  rm -rf "$out/kernels-$name"
+}
+
+# run number: Kernel Tuner with an empty CuPy kernel cache (CuPy keeps compiled kernels on disk
+# across processes; a warm one would spare later runs their compilations).
+kt_search() {
+  local name=kt-$1
+  rm -rf "$out/cupy-$name"
+  timed "$name" "$out/$name.log" env CUPY_CACHE_DIR="$out/cupy-$name" \
+    python3 "$here/kt_tune.py" "$problem" --src "$here/kt-src" --json "$out/$name.json"
+  rm -rf "$out/cupy-$name"
+}
+
+for problem in $problems; do
+  bundle=$here/$problem-bundle
+  out=$OUT/$problem
+  mkdir -p "$out"
+  : > "$out/times.txt"
+  if [ ! -x "$bundle/cargo-gputune" ]; then
+    echo "no bundle $bundle (build-gpu.sh's $problem part): skipping $problem" | tee "$out/errors.txt" >&2
+    continue
+  fi
+  for r in $(seq 1 "$runs"); do
+    if [ $((r % 2)) = 1 ]; then
+      gputune_search "gputune-$r" "$bundle"
+      kt_search "$r"
+    else
+      kt_search "$r"
+      gputune_search "gputune-$r" "$bundle"
+    fi
+  done
+  if [ "${FULL:-0}" = 1 ]; then
+    # The reference for the quality guard: one search that measures every variant in full.
+    # TODO(issue 15): FULL_ARGS is the run-bundle flag that turns racing off (to be named);
+    # it goes right after the bundle directory. Without FULL_ARGS, a prebuilt
+    # .gpu/PROBLEM-full-bundle (built with `search --no-race`, as build-gpu.sh's scale part
+    # builds scale-full-bundle) is used where there is one; else the reference is one more
+    # default search, and the summary says so.
+    full_bundle=$bundle
+    if [ -z "${FULL_ARGS:-}" ] && [ -x "$here/$problem-full-bundle/cargo-gputune" ]; then
+      full_bundle=$here/$problem-full-bundle
+    fi
+    echo "$full_bundle ${FULL_ARGS:-}" > "$out/full.txt"
+    # shellcheck disable=SC2086 # FULL_ARGS is a list of flags
+    gputune_search full "$full_bundle" ${FULL_ARGS:-}
+  fi
+done
+
+python3 "$here/summarize-vs-kt.py" "$OUT" $problems > "$OUT/summary.md" 2> "$OUT/summary.err"
+cat "$OUT/summary.md"
+if [ -s "$OUT/summary.err" ]; then cat "$OUT/summary.err" >&2; fi

@@ -1,0 +1,512 @@
+#!/usr/bin/env python3
+"""Kernel Tuner's side of the search-cost benchmark (issue 15, gpu-vs-kt.sh): tunes one of
+gputune's four example kernels with Kernel Tuner 1.5 (brute force, CuPy backend, every
+configuration verified) over the same space, the same source and the same problem size as
+gputune's bundle, and writes what the search cost and found as JSON.
+
+  python3 kt_tune.py PROBLEM --src DIR --json OUT.json      (PROBLEM: scale reduce transpose sgemm)
+  python3 kt_tune.py PROBLEM --check-space [--bundle DIR]   (no GPU, no CuPy: the space's size)
+
+--src is a folder holding scale.cu, reduce.cu, transpose.cu and sgemm.cu (build-gpu.sh's kt part
+copies them to .gpu/kt-src); by default the folder kt-src next to this script, else the
+examples of the repository this script is in.
+
+What matches gputune, per problem (see PROBLEMS):
+- The parameters are the -D defines the kernels read (gputune's `Kernel` passes `ipt` as
+  `IPT`, transpose's `rows` as `BLOCK_ROWS`); Kernel Tuner prepends them as `#define`s.
+  `VALUE_T` (gputune's element type define) is prepended as `#define VALUE_T float`.
+- The restrictions are the `require` clauses of each `#[tune]`, in Python syntax (Rust's
+  integer `/` is `//` here); --check-space enumerates the space both with Kernel Tuner's
+  Searchspace and directly, and compares its labels with a bundle's where one is given/found.
+- Launch geometry: grid, block and dynamic shared memory as each lib.rs computes them. The
+  reduction's grid uses the occupancy calculator on the compiled kernel, which Kernel Tuner
+  cannot express (its grid is fixed before compilation): a wrapper around the CuPy backend's
+  run_kernel caps Kernel Tuner's grid (one block per tile) at occupancy x SMs, exactly as
+  `grid()` in examples/reduce-cuda/src/lib.rs does.
+- A launch over the compiled kernel's limits (threads per block lowered by its registers,
+  dynamic shared memory over its 48 KiB default) is what gputune marks `invalid` without
+  launching; the same wrapper raises Kernel Tuner's own "too many resources requested for
+  launch" for it, so that Kernel Tuner skips it as a failed configuration (without the wrapper
+  CuPy's CUDA_ERROR_INVALID_VALUE for > 48 KiB of dynamic shared memory, 4 SGEMM points, would
+  abort the whole tuning run).
+
+What necessarily differs (and is in the report):
+- reduce: Kernel Tuner times the first pass (partial_sums) only, gputune both launches
+  (partial_sums and final_sum, a few us on a few thousand partials).
+- Timing: Kernel Tuner times each configuration by `iterations` (7) back-to-back launches,
+  each between two CUDA events with the GPU otherwise idle, and reports their mean; gputune
+  takes cold samples (L2 flushed before each) until its stopping criterion holds, and reports
+  the median. Kernel Tuner also benchmarks the first configuration twice (its warm-up).
+- Data: random inputs from numpy with a fixed seed (gputune generates its own patterns);
+  outputs are poisoned with NaN before each verifying run (as gputune does).
+- Compiler options: Kernel Tuner's CuPy backend compiles with NVRTC and --std=c++11 plus
+  CuPy's -arch; gputune with NVRTC, its default standard, --gpu-architecture=sm_XY.
+"""
+import argparse
+import itertools
+import json
+import os
+import statistics
+import sys
+import time
+
+T_START = time.perf_counter()
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SEED = 20240615
+
+
+def span(lo, hi, step=1):
+    return list(range(lo, hi + 1, step))
+
+
+def pow2(lo, hi):
+    return [1 << k for k in range(lo, hi + 1)]
+
+
+# Per problem: the source, the kernel's name, the tunable parameters in the #[tune] order as
+# (gputune name, define, values), derived parameters (defines Kernel Tuner needs but gputune's
+# space does not have: each is fixed by the others through a restriction), the restrictions,
+# gputune's base, the problem and its launch geometry. The arguments and the check come from
+# the make_* functions below.
+PROBLEMS = {
+    "scale": dict(
+        src="scale.cu", crate="scale-cuda", kernel="scale",
+        params=[("ipt", "IPT", [1, 2, 4, 8, 16]), ("tpb", "TPB", span(64, 1024, 32))],
+        derived=[],
+        restrictions=[],
+        base={"IPT": 4, "TPB": 256},
+        expected_size=155,
+        block_size_names=["TPB"],
+        # grid: n.div_ceil(IPT * TPB) blocks (lib.rs), block TPB, no dynamic shared memory
+        grid_div_x=["IPT", "TPB"], grid_div_y=None,
+        smem=None,
+        n=1 << 26,
+    ),
+    "reduce": dict(
+        src="reduce.cu", crate="reduce-cuda", kernel="partial_sums",
+        params=[("tpb", "TPB", pow2(7, 10)), ("ipt", "IPT", [1, 2, 4, 8]),
+                ("vec", "VEC", [1, 2, 4]), ("unroll", "UNROLL", [1, 2, 4])],
+        derived=[],
+        restrictions=["IPT * VEC * UNROLL <= 32"],
+        base={"TPB": 256, "IPT": 4, "VEC": 4, "UNROLL": 1},
+        expected_size=128,
+        block_size_names=["TPB"],
+        # Kernel Tuner's grid is one block per tile of TPB * IPT * VEC elements (at least
+        # one); run_kernel's wrapper caps it at the resident blocks (see grid_hook_reduce).
+        grid_div_x=["TPB", "IPT", "VEC"], grid_div_y=None,
+        smem=None,
+        n=1 << 28,
+    ),
+    "transpose": dict(
+        src="transpose.cu", crate="transpose-cuda", kernel="transpose",
+        params=[("tile", "TILE", pow2(3, 7)), ("rows", "BLOCK_ROWS", pow2(0, 5)), ("pad", "PAD", [0, 1])],
+        derived=[],
+        restrictions=[
+            "TILE % BLOCK_ROWS == 0",
+            "TILE * BLOCK_ROWS <= 1024",
+            "TILE * (TILE + PAD) * 8 <= 49152",
+            "TILE * BLOCK_ROWS >= 64",
+        ],
+        base={"TILE": 32, "BLOCK_ROWS": 8, "PAD": 1},
+        expected_size=28,
+        # block TILE x BLOCK_ROWS; grid (cols / TILE, rows / TILE), rounded up (launch_config)
+        block_size_names=["TILE", "BLOCK_ROWS"],
+        grid_div_x=["TILE"], grid_div_y=["TILE"],
+        smem=None,
+        n=1 << 14,  # the side
+    ),
+    "sgemm": dict(
+        src="sgemm.cu", crate="sgemm-cuda", kernel="sgemm",
+        params=[("bm", "BM", [64, 128]), ("bn", "BN", [64, 128]), ("bk", "BK", [8, 16, 32, 64]),
+                ("tm", "TM", [4, 8]), ("tn", "TN", [4, 8])],
+        # The block is (BM / TM) * (BN / TN) threads, which Kernel Tuner can only take from a
+        # parameter: THREADS, fixed by the last restriction (one value per point, so the space
+        # keeps its 64 points). The source does not read it. Written as a difference: Kernel
+        # Tuner 1.5's parser of string restrictions turns "THREADS == (BM // TM) * (BN // TN)"
+        # into a constraint no point satisfies (an empty space).
+        derived=[("THREADS", [64, 128, 256, 512, 1024])],
+        restrictions=[
+            "(BM // TM) * (BN // TN) <= 1024",
+            "(BM + BN) * BK * 4 <= 98304",
+            "THREADS - (BM // TM) * (BN // TN) == 0",
+        ],
+        base={"BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4},
+        expected_size=64,
+        block_size_names=["THREADS"],
+        # grid (n / BN, n / BM), dynamic shared memory (BM + BN) * BK * 4 bytes (lib.rs)
+        grid_div_x=["BN"], grid_div_y=["BM"],
+        smem=lambda p: (p["BM"] + p["BN"]) * p["BK"] * 4,
+        n=1 << 12,
+    ),
+}
+
+
+def tune_params(spec):
+    out = {define: list(values) for _, define, values in spec["params"]}
+    for define, values in spec["derived"]:
+        out[define] = list(values)
+    return out
+
+
+def label(spec, config):
+    """gputune's label of a configuration (`ipt_4.tpb_256`)."""
+    return ".".join(f"{name}_{config[define]}" for name, define, _ in spec["params"])
+
+
+def check(restriction, config):
+    return bool(eval(restriction, {}, dict(config)))
+
+
+def direct_space(spec):
+    """The space enumerated directly: the cross product filtered by the restrictions."""
+    params = tune_params(spec)
+    names = list(params)
+    out = []
+    for values in itertools.product(*params.values()):
+        config = dict(zip(names, values))
+        if all(check(r, config) for r in spec["restrictions"]):
+            out.append(config)
+    return out
+
+
+def bundle_labels(problem, bundle):
+    path = os.path.join(bundle, "bundle.json") if bundle else None
+    if not path:
+        for folder in (os.path.join(HERE, f"{problem}-bundle"), os.path.join(REPO, ".gpu", f"{problem}-bundle")):
+            if os.path.exists(os.path.join(folder, "bundle.json")):
+                path = os.path.join(folder, "bundle.json")
+                break
+    if not path or not os.path.exists(path):
+        return None, None
+    doc = json.load(open(path))
+    for b in doc["benches"]:
+        if b.get("function"):
+            return path, set(b["function"]["labels"])
+    return path, None
+
+
+def check_space(problem, bundle):
+    spec = PROBLEMS[problem]
+    direct = direct_space(spec)
+    labels = [label(spec, c) for c in direct]
+    ok = len(direct) == spec["expected_size"] and len(set(labels)) == len(labels)
+    print(f"{problem}: direct enumeration: {len(direct)} points ({len(set(labels))} distinct gputune labels), "
+          f"gputune's #[tune] space: {spec['expected_size']}")
+    base = dict(spec["base"])
+    if not any(all(c[k] == v for k, v in base.items()) for c in direct):
+        print(f"{problem}: base {base} is NOT in the space")
+        ok = False
+    try:
+        from kernel_tuner.searchspace import Searchspace
+    except ImportError as e:
+        print(f"{problem}: Kernel Tuner's Searchspace not checked ({e})")
+    else:
+        space = Searchspace(tune_params(spec), list(spec["restrictions"]), 1024)
+        names = list(tune_params(spec))
+        # Whole configurations, derived parameters included.
+        kt = sorted(tuple(c) for c in space.list)
+        same = kt == sorted(tuple(c[k] for k in names) for c in direct)
+        print(f"{problem}: Kernel Tuner's Searchspace: {space.size} points, "
+              f"{'the same points' if same else 'NOT the same points'} as the direct enumeration")
+        ok = ok and same and space.size == spec["expected_size"]
+    path, blabels = bundle_labels(problem, bundle)
+    if blabels is not None:
+        same = blabels == set(labels)
+        print(f"{problem}: {path}: {len(blabels)} labels, "
+              f"{'the same as' if same else 'NOT the same as'} the space here")
+        if not same:
+            print(f"  only in the bundle: {sorted(blabels - set(labels))[:10]}")
+            print(f"  only here: {sorted(set(labels) - blabels)[:10]}")
+        ok = ok and same
+    print(f"{problem}: {'OK' if ok else 'MISMATCH'}")
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------
+# On the GPU.
+
+LAST_GRID = {}  # the grid of the last launch (the reduction's verify reads it)
+
+
+def install_cupy_fixes(grid_hook):
+    """Patches Kernel Tuner 1.5's CuPy backend: (1) the device UUID that CuPy 14 returns is not
+    the 16 bytes uuid.UUID(bytes=) wants ("bytes is not a 16-char string"): a shim pads or
+    truncates it; (2) run_kernel refuses, as Kernel Tuner's "too many resources requested for
+    launch" (which it skips as a failed configuration), a launch over the compiled kernel's
+    limits, which gputune marks invalid before launching, and applies `grid_hook` (the
+    reduction's occupancy-sized grid). The limits and the grid are computed once per compiled
+    kernel, at its first launch (the verifying run), so the timed launches only look them up."""
+    import uuid as real_uuid
+
+    import kernel_tuner.backends.cupy as ktcupy
+
+    class UUIDShim:
+        @staticmethod
+        def UUID(*args, **kwargs):
+            raw = kwargs.get("bytes")
+            if raw is not None:
+                if isinstance(raw, str):
+                    raw = raw.encode("latin-1")
+                raw = bytes(raw)[:16].ljust(16, b"\0")
+                kwargs["bytes"] = raw
+            return real_uuid.UUID(*args, **kwargs)
+
+    ktcupy.uuid = UUIDShim
+
+    cls = ktcupy.CupyFunctions
+    original_run = cls.run_kernel
+    cache = {}
+
+    def run_kernel(self, func, gpu_args, threads, grid, stream=None):
+        key = (id(func), tuple(threads), tuple(grid), self.smem_size)
+        entry = cache.get(key)
+        if entry is None or entry[0] is not func:
+            if entry is not None or len(cache) > 64:
+                cache.clear()
+            nthreads = threads[0] * threads[1] * threads[2]
+            limit = func.max_threads_per_block
+            smem_limit = func.max_dynamic_shared_size_bytes
+            if nthreads > limit:
+                error = (f"too many resources requested for launch: a block of {nthreads} threads, "
+                         f"the kernel takes at most {limit}")
+            elif self.smem_size > smem_limit:
+                error = (f"too many resources requested for launch: {self.smem_size} bytes of dynamic "
+                         f"shared memory, the kernel may use {smem_limit}")
+            else:
+                error = None
+            new_grid = grid_hook(self, func, threads, grid) if grid_hook and not error else tuple(grid)
+            entry = (func, error, new_grid)
+            cache[key] = entry
+        _, error, new_grid = entry
+        if error:
+            raise RuntimeError(error)
+        LAST_GRID["grid"] = new_grid
+        return original_run(self, func, gpu_args, threads, new_grid, stream)
+
+    cls.run_kernel = run_kernel
+
+
+def grid_hook_reduce(dev, func, threads, grid):
+    """lib.rs: blocks = min(max(tiles, 1), max(occupancy x SMs, 1)), with the occupancy of the
+    compiled partial_sums at TPB threads and no dynamic shared memory. Kernel Tuner's grid is
+    the tile count (problem size n, divided by TPB * IPT * VEC, rounded up)."""
+    import cupy as cp
+
+    tpb = threads[0] * threads[1] * threads[2]
+    per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(func.kernel.ptr, tpb, 0)
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    resident = max(per_sm * sms, 1)
+    return (max(min(max(grid[0], 1), resident), 1), 1, 1)
+
+
+def make_scale(spec, np, cp):
+    n = spec["n"]
+    rng = np.random.default_rng(SEED)
+    x = rng.random(n, dtype=np.float32) + np.float32(1)  # non-zero
+    a = np.float32(3.0)
+    y = np.full(n, np.nan, dtype=np.float32)  # poisoned: a skipped element fails the check
+    expected = a * x  # one IEEE multiply, as on the GPU: exact
+
+    def verify(answer, result, atol=None):
+        return bool(np.array_equal(result[1], expected))
+
+    args = [x, y, a, np.uint64(n)]
+    # answer: which arguments Kernel Tuner refreshes before and copies back after the
+    # verifying run (only y); verify does the comparison.
+    return args, [None, y, None, None], verify, None, n
+
+
+def make_reduce(spec, np, cp):
+    n = spec["n"]
+    rng = np.random.default_rng(SEED)
+    x = rng.random(n, dtype=np.float32)
+    exact = float(np.sum(x, dtype=np.float64))
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    sms = int(props["multiProcessorCount"])
+    per_sm = int(props.get("maxBlocksPerMultiProcessor", 32) or 32)
+    # As many partials as any variant writes (max_partials in lib.rs), and some to spare.
+    partials = np.full(sms * max(per_sm, 32), np.nan, dtype=np.float32)
+
+    def verify(answer, result, atol=None):
+        blocks = LAST_GRID["grid"][0]
+        got = result[1][:blocks]
+        if not np.all(np.isfinite(got)):
+            return False
+        total = float(np.sum(got, dtype=np.float64))
+        return abs(total - exact) <= 1e-4 * abs(exact)
+
+    args = [x, partials, np.uint64(n)]
+    return args, [None, partials, None], verify, None, n
+
+
+def make_transpose(spec, np, cp):
+    side = spec["n"]
+    rng = np.random.default_rng(SEED)
+    x = rng.random((side, side), dtype=np.float32)
+    out = np.full((side, side), np.nan, dtype=np.float32)
+    expected = np.ascontiguousarray(x.T)
+
+    def verify(answer, result, atol=None):
+        return bool(np.array_equal(result[1].reshape(side, side), expected))
+
+    args = [x, out, np.uint32(side), np.uint32(side)]
+    return args, [None, out, None, None], verify, None, (side, side)
+
+
+def make_sgemm(spec, np, cp):
+    n = spec["n"]
+    rng = np.random.default_rng(SEED)
+    # Random eighths 1/8..1: every product and sum is exact in f32 (as in gputune's bench).
+    a = (rng.integers(1, 9, size=(n, n)) / 8).astype(np.float32)
+    b = (rng.integers(1, 9, size=(n, n)) / 8).astype(np.float32)
+    c = np.full((n, n), np.nan, dtype=np.float32)
+    expected = cp.asnumpy(cp.matmul(cp.asarray(a), cp.asarray(b)))
+    args = [a, b, c, np.int32(n)]
+    # Kernel Tuner's default check, numpy.allclose(expected, result, atol), whose rtol is
+    # 1e-5: with atol 1e-5, gputune's f32 tolerance (|out - ref| <= 1e-5 + 1e-5 |ref|).
+    return args, [None, None, expected, None], None, 1e-5, (n, n)
+
+
+MAKERS = {"scale": make_scale, "reduce": make_reduce, "transpose": make_transpose, "sgemm": make_sgemm}
+
+
+def source_dir(given):
+    if given:
+        return given
+    local = os.path.join(HERE, "kt-src")
+    return local if os.path.isdir(local) else None
+
+
+def read_source(spec, src):
+    if src:
+        path = os.path.join(src, spec["src"])
+    else:
+        path = os.path.join(REPO, "examples", spec["crate"], "src", spec["src"])
+    with open(path) as f:
+        return "#define VALUE_T float\n" + f.read()
+
+
+def status_of(r):
+    if "__error__" in r:
+        return type(r["__error__"]).__name__
+    t = r.get("time")
+    return "ok" if isinstance(t, (int, float)) else f"no time ({t!r})"
+
+
+def tune(problem, src, out_json, iterations):
+    import numpy as np
+    import cupy as cp
+
+    spec = PROBLEMS[problem]
+    install_cupy_fixes(grid_hook_reduce if problem == "reduce" else None)
+    import kernel_tuner
+    from kernel_tuner import tune_kernel
+
+    source = read_source(spec, src)
+    t_data = time.perf_counter()
+    args, answer, verify, atol, problem_size = MAKERS[problem](spec, np, cp)
+    t_tune = time.perf_counter()
+    options = dict(
+        restrictions=list(spec["restrictions"]) or None,
+        answer=answer,
+        verify=verify,
+        block_size_names=spec["block_size_names"],
+        grid_div_x=spec["grid_div_x"],
+        strategy="brute_force",
+        lang="cupy",
+        verbose=False,
+        cache=None,
+        iterations=iterations,
+    )
+    if spec["grid_div_y"]:
+        options["grid_div_y"] = spec["grid_div_y"]
+    if atol is not None:
+        options["atol"] = atol
+    if spec["smem"]:
+        options["smem_args"] = {"size": spec["smem"]}
+    results, env = tune_kernel(spec["kernel"], source, problem_size, args, tune_params(spec), **options)
+    t_done = time.perf_counter()
+
+    rows = []
+    for r in results:
+        if r is None:
+            continue
+        st = status_of(r)
+        times = [float(t) for t in r.get("times", [])] if st == "ok" else []
+        rows.append(dict(
+            label=label(spec, r), status=st,
+            time_s=float(r["time"]) / 1e3 if st == "ok" else None,
+            median_s=statistics.median(times) / 1e3 if times else None,
+            noise=(statistics.stdev(times) / statistics.mean(times)) if len(times) > 1 else None,
+            samples=len(times),
+            compile_ms=float(r.get("compile_time", 0) or 0),
+            verification_ms=float(r.get("verification_time", 0) or 0),
+            benchmark_ms=float(r.get("benchmark_time", 0) or 0),
+        ))
+    ok = [r for r in rows if r["status"] == "ok"]
+    winner = min(ok, key=lambda r: r["time_s"]) if ok else None
+    statuses = {}
+    for r in rows:
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    keys = ("total_framework_time", "total_strategy_time", "total_compile_time",
+            "total_verification_time", "total_benchmark_time", "overhead_time")
+    doc = dict(
+        tool="kernel_tuner",
+        kernel_tuner_version=getattr(kernel_tuner, "__version__", "?"),
+        cupy_version=cp.__version__,
+        numpy_version=np.__version__,
+        problem=problem,
+        device=env.get("device_name"),
+        space_size=spec["expected_size"],
+        evaluated=len(rows),
+        statuses=statuses,
+        iterations=iterations,
+        samples=sum(r["samples"] for r in rows),
+        # Kernel Tuner benchmarks the first configuration once more before the search (its
+        # warm-up): `iterations` more timed launches, not in the results.
+        warmup_samples=iterations,
+        winner=winner["label"] if winner else None,
+        winner_time_s=winner["time_s"] if winner else None,
+        winner_median_s=winner["median_s"] if winner else None,
+        winner_noise=winner["noise"] if winner else None,
+        time_definition="mean of the iterations' CUDA-event times of one launch each (Kernel Tuner's 'time')",
+        seconds=dict(
+            imports_and_setup=t_data - T_START,
+            data=t_tune - t_data,
+            tune_kernel=t_done - t_tune,
+            total_in_process=t_done - T_START,
+        ),
+        kernel_tuner_timings_ms={k: env.get(k) for k in keys if k in env},
+        results=rows,
+    )
+    with open(out_json, "w") as f:
+        json.dump(doc, f, indent=1)
+    w = f"{winner['label']} {winner['time_s'] * 1e6:.2f} us" if winner else "none"
+    print(f"{problem}: {len(rows)} configurations evaluated ({statuses}), {doc['samples']} timed launches "
+          f"(+{iterations} warm-up), winner {w}, tune_kernel {t_done - t_tune:.2f} s, "
+          f"whole process so far {t_done - T_START:.2f} s")
+    return 0 if ok else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("problem", choices=sorted(PROBLEMS))
+    ap.add_argument("--src", help="folder with the four .cu sources (default: kt-src next to this script, "
+                                  "else the repository's examples)")
+    ap.add_argument("--json", help="where to write the results (required unless --check-space)")
+    ap.add_argument("--iterations", type=int, default=7, help="Kernel Tuner's iterations (default 7)")
+    ap.add_argument("--check-space", action="store_true", help="print the space's size and check it; no GPU")
+    ap.add_argument("--bundle", help="with --check-space: a bundle whose labels the space must equal "
+                                     "(default: PROBLEM-bundle next to this script or in .gpu/, if there)")
+    a = ap.parse_args()
+    if a.check_space:
+        return 0 if check_space(a.problem, a.bundle) else 1
+    if not a.json:
+        ap.error("--json is required")
+    return tune(a.problem, source_dir(a.src), a.json, a.iterations)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""Summarises a gpu-vs-kt.sh folder as markdown: per problem, gputune's search and Kernel
+Tuner's brute force side by side (wall time, variants evaluated, samples taken, winner and its
+time, medians over the runs), the ratio of their wall times, each tool's winner as the other
+tool measured it, and the quality guard: each gputune winner against the best time of a
+reference search (full.db, FULL=1), and the gputune winners against each other.
+
+  python3 summarize-vs-kt.py DIR [PROBLEM…]
+
+Reads DIR/PROBLEM/times.txt, the gputune stores and reports (gputune-R.db,
+gputune-R.report.json, full.db) and Kernel Tuner's results (kt-R.json, from kt_tune.py)."""
+import json
+import os
+import re
+import sqlite3
+import statistics
+import sys
+
+PROBLEMS = ["scale", "reduce", "transpose", "sgemm"]
+TITLES = {
+    "scale": "scale (y = a·x), 155 points, 2^26 f32",
+    "reduce": "two-pass sum, 128 points, 2^28 f32",
+    "transpose": "tiled transpose, 28 points, 16384² f32",
+    "sgemm": "tiled SGEMM, 64 points, 4096² f32",
+}
+# Within this much of the best time of the reference search, a winner passes.
+TOLERANCE = 0.01
+
+
+def times(folder):
+    """{name: (exit, wall)} from times.txt (the last line of a name wins)."""
+    out = {}
+    path = os.path.join(folder, "times.txt")
+    if os.path.exists(path):
+        for line in open(path):
+            m = re.match(r"(\S+) exit=(\d+) wall_s=([\d.]+)", line)
+            if m:
+                out[m.group(1)] = (int(m.group(2)), float(m.group(3)))
+    return out
+
+
+def store_rows(db):
+    """The store's rows: [dict(variant, status, center, noise, samples, control, stop, message)]."""
+    if not os.path.exists(db):
+        return None
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        cols = {r[1] for r in con.execute("PRAGMA table_info(results)")}
+        stop = "stop" if "stop" in cols else "NULL"
+        control = "control" if "control" in cols else "NULL"
+        rows = []
+        for variant, status, center, noise, samples, st, ctl, message in con.execute(
+                f"SELECT variant, status, center, noise, samples, {stop}, {control}, message FROM results"):
+            rows.append(dict(variant=variant, status=status, center=center, noise=noise,
+                             samples=len(json.loads(samples or "[]")),
+                             control=len(json.loads(ctl or "[]")),
+                             stop=st, message=message))
+        return rows
+    except sqlite3.Error as e:
+        print(f"cannot read {db}: {e}", file=sys.stderr)
+        return None
+    finally:
+        con.close()
+
+
+def report_variants(path):
+    """The report JSON's variants of every group, or None."""
+    try:
+        groups = json.load(open(path))["groups"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return [v for g in groups for v in g["variants"]]
+
+
+def gputune_run(folder, name):
+    """One gputune search: counts from the store, the winner from the report (the best score
+    over base, as `report` ranks; summarize-search.py does the same)."""
+    rows = store_rows(os.path.join(folder, f"{name}.db"))
+    variants = report_variants(os.path.join(folder, f"{name}.report.json"))
+    if rows is None and variants is None:
+        return None
+    run = dict(name=name)
+    if rows is not None:
+        by_variant = {}
+        for r in rows:
+            by_variant.setdefault(r["variant"], []).append(r)
+        space = {v: rs for v, rs in by_variant.items() if v != "base"}
+        statuses = {}
+        for rs in space.values():
+            st = "ok" if all(r["status"] == "ok" for r in rs) else next(r["status"] for r in rs if r["status"] != "ok")
+            statuses[st] = statuses.get(st, 0) + 1
+        run.update(
+            evaluated=len(space),
+            base="base" in by_variant,
+            statuses=statuses,
+            raced=sum(1 for rs in space.values() if any(r["stop"] == "raced" for r in rs)),
+            timed_out=sum(1 for rs in space.values() if any(r["stop"] == "timeout" for r in rs)),
+            samples=sum(r["samples"] + r["control"] for r in rows),
+            control=sum(r["control"] for r in rows),
+            centers={v: statistics.median([r["center"] for r in rs])
+                     for v, rs in space.items()
+                     if all(r["status"] == "ok" and r["center"] for r in rs)},
+            full={v: all(r["stop"] == "criterion" for r in rs) for v, rs in space.items()},
+        )
+    elif variants is not None:
+        space = [v for v in variants if v["variant"] != "base"]
+        statuses = {}
+        for v in space:
+            statuses[v["status"]] = statuses.get(v["status"], 0) + 1
+        run.update(
+            evaluated=len(space),
+            base=any(v["variant"] == "base" for v in variants),
+            statuses=statuses,
+            raced=sum(1 for v in space if any(w.get("stop") == "raced" for w in v.get("workloads") or [])),
+            timed_out=sum(1 for v in space if any(w.get("stop") == "timeout" for w in v.get("workloads") or [])),
+            samples=sum(w.get("samples") or 0 for v in variants for w in v.get("workloads") or []),
+            control=None,
+            centers={v["variant"]: v["time"] for v in space if v["status"] == "ok" and v["time"]},
+            full={},
+        )
+    winner = None
+    if variants:
+        scored = [v for v in variants if v["variant"] != "base" and v["status"] == "ok" and v["score"] is not None]
+        if scored:
+            winner = max(scored, key=lambda v: v["score"])
+    if winner:
+        run.update(winner=winner["variant"], winner_time=winner["time"], winner_noise=winner["noise"])
+    else:
+        # No report: the fastest median in the store.
+        centers = run.get("centers") or {}
+        best = min(centers, key=centers.get) if centers else None
+        noise = None
+        if best and rows:
+            noise = statistics.median([r["noise"] for r in rows if r["variant"] == best and r["noise"]] or [0]) or None
+        run.update(winner=best, winner_time=centers.get(best), winner_noise=noise)
+    return run
+
+
+def kt_run(folder, name):
+    try:
+        doc = json.load(open(os.path.join(folder, f"{name}.json")))
+    except (OSError, ValueError):
+        return None
+    return dict(
+        name=name,
+        evaluated=doc["evaluated"],
+        statuses=doc["statuses"],
+        samples=doc["samples"] + doc.get("warmup_samples", 0),
+        warmup=doc.get("warmup_samples", 0),
+        winner=doc["winner"],
+        winner_time=doc["winner_time_s"],
+        winner_noise=doc.get("winner_noise"),
+        centers={r["label"]: r["time_s"] for r in doc["results"] if r["status"] == "ok" and r["time_s"]},
+        timings=doc.get("kernel_tuner_timings_ms") or {},
+        seconds=doc.get("seconds") or {},
+        device=doc.get("device"),
+    )
+
+
+def us(s):
+    return f"{s * 1e6:.2f} us" if s is not None else "-"
+
+
+def spread(values, fmt):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return fmt(values[0])
+    return f"{fmt(statistics.median(values))} [{fmt(min(values))}–{fmt(max(values))}]"
+
+
+def count(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    if min(values) == max(values):
+        return f"{values[0]}"
+    return f"{statistics.median(values):g} [{min(values)}–{max(values)}]"
+
+
+def winners(runs):
+    names = {}
+    for r in runs:
+        if r.get("winner"):
+            names[r["winner"]] = names.get(r["winner"], 0) + 1
+    return ", ".join(f"`{w}`" + (f" ×{n}" if len(runs) > 1 else "") for w, n in sorted(names.items(), key=lambda x: -x[1])) or "-"
+
+
+def statuses_text(runs):
+    merged = {}
+    for r in runs:
+        for k, n in (r.get("statuses") or {}).items():
+            merged.setdefault(k, []).append(n)
+    return ", ".join(f"{k} {count(v)}" for k, v in sorted(merged.items())) or "-"
+
+
+def median_centers(runs):
+    """Per label, the median over runs of its time."""
+    per = {}
+    for r in runs:
+        for label, t in (r.get("centers") or {}).items():
+            per.setdefault(label, []).append(t)
+    return {label: statistics.median(ts) for label, ts in per.items()}
+
+
+def rank_line(tool, runs, other_name, other_runs):
+    """Where `tool`'s winners stand in the other tool's measurements."""
+    centers = median_centers(other_runs)
+    if not centers:
+        return None
+    best = min(centers.values())
+    order = sorted(centers, key=centers.get)
+    parts = []
+    for w in sorted({r["winner"] for r in runs if r.get("winner")}):
+        if w in centers:
+            parts.append(f"`{w}` {us(centers[w])}, rank {order.index(w) + 1} of {len(order)}, "
+                         f"{(centers[w] / best - 1) * 100:+.2f} % vs its best")
+        else:
+            parts.append(f"`{w}` not measured ok there")
+    return f"- {tool}'s winner(s) as {other_name} measured them (median over its runs): " + "; ".join(parts) + \
+        f" (its best: `{order[0]}` {us(best)})."
+
+
+def problem_summary(root, problem):
+    folder = os.path.join(root, problem)
+    if not os.path.isdir(folder):
+        return
+    walls = times(folder)
+    print(f"### {TITLES.get(problem, problem)}\n")
+    if os.path.exists(os.path.join(folder, "errors.txt")):
+        print("Errors: " + open(os.path.join(folder, "errors.txt")).read().strip() + "\n")
+    run_numbers = sorted({int(m.group(1)) for n in walls for m in [re.fullmatch(r"(?:gputune|kt)-(\d+)", n)] if m})
+    g_runs, k_runs = [], []
+    g_walls, k_walls, g_fail, k_fail = [], [], [], []
+    for r in run_numbers:
+        if f"gputune-{r}" in walls:
+            rc, w = walls[f"gputune-{r}"]
+            (g_walls if rc == 0 else g_fail).append(w)
+            run = gputune_run(folder, f"gputune-{r}")
+            if run and rc == 0:
+                g_runs.append(run)
+        if f"kt-{r}" in walls:
+            rc, w = walls[f"kt-{r}"]
+            (k_walls if rc == 0 else k_fail).append(w)
+            run = kt_run(folder, f"kt-{r}")
+            if run and rc == 0:
+                k_runs.append(run)
+    device = next((r["device"] for r in k_runs if r.get("device")), None)
+    if device:
+        print(f"Device: {device}. Runs: {len(run_numbers)} of each tool, alternating which goes first.\n")
+
+    print("| tool | ok runs | wall, median [min–max] | variants evaluated | outcomes | samples taken | winner | winner time |")
+    print("|---|---|---|---|---|---|---|---|")
+    g_eval = count([r.get("evaluated") for r in g_runs])
+    if any(r.get("base") for r in g_runs):
+        g_eval += " + base"
+    g_out = statuses_text(g_runs)
+    raced = [r.get("raced") for r in g_runs]
+    if any(raced):
+        g_out += f"; raced {count(raced)}"
+    if any(r.get("timed_out") for r in g_runs):
+        g_out += f"; timed out {count([r.get('timed_out') for r in g_runs])}"
+    g_samples = count([r.get("samples") for r in g_runs])
+    controls = [r.get("control") for r in g_runs if r.get("control")]
+    if controls:
+        g_samples += f" (control samples of base {count(controls)})"
+    print(f"| gputune | {len(g_walls)}/{len(g_walls) + len(g_fail)} | {spread(g_walls, lambda s: f'{s:.2f} s')} | "
+          f"{g_eval} | {g_out} | {g_samples} | {winners(g_runs)} | {spread([r.get('winner_time') for r in g_runs], us)} |")
+    k_samples = count([r.get("samples") for r in k_runs])
+    if k_runs:
+        k_samples += f" (incl. {k_runs[0]['warmup']} warm-up)"
+    print(f"| Kernel Tuner | {len(k_walls)}/{len(k_walls) + len(k_fail)} | {spread(k_walls, lambda s: f'{s:.2f} s')} | "
+          f"{count([r.get('evaluated') for r in k_runs])} | {statuses_text(k_runs)} | {k_samples} | "
+          f"{winners(k_runs)} | {spread([r.get('winner_time') for r in k_runs], us)} |")
+    print()
+    if g_walls and k_walls:
+        gm, km = statistics.median(g_walls), statistics.median(k_walls)
+        print(f"Wall time gputune / Kernel Tuner: **{gm / km:.3f}** (medians {gm:.2f} s / {km:.2f} s).")
+    if g_fail or k_fail:
+        print(f"Failed runs (exit ≠ 0, not in the medians): gputune {len(g_fail)}, Kernel Tuner {len(k_fail)}.")
+    print("Winner times: gputune's is the median of its cold samples (L2 flushed before each); Kernel "
+          "Tuner's the mean of its 7 back-to-back launches, each timed by CUDA events"
+          + (" (first pass only: gputune's includes final_sum)" if problem == "reduce" else "")
+          + ": they do not compare directly; the cross-check below compares each tool's pick in the other's measurements.")
+    if k_runs:
+        keys = [("total_compile_time", "compile"), ("total_verification_time", "verification"),
+                ("total_benchmark_time", "benchmark"), ("total_framework_time", "framework"),
+                ("total_strategy_time", "strategy")]
+        parts = []
+        for key, what in keys:
+            vals = [r["timings"].get(key) for r in k_runs if r["timings"].get(key) is not None]
+            if vals:
+                parts.append(f"{what} {statistics.median(vals) / 1e3:.2f} s")
+        setup = [r["seconds"].get("imports_and_setup", 0) + r["seconds"].get("data", 0) for r in k_runs if r["seconds"]]
+        if setup:
+            parts.append(f"imports, device and data before tune_kernel {statistics.median(setup):.2f} s")
+        if parts:
+            print("Kernel Tuner's own split of its time (medians): " + ", ".join(parts) + ".")
+    print()
+    if g_runs and k_runs:
+        for line in (rank_line("gputune", g_runs, "Kernel Tuner", k_runs),
+                     rank_line("Kernel Tuner", k_runs, "gputune", g_runs)):
+            if line:
+                print(line)
+        print()
+    quality(folder, g_runs)
+    print()
+
+
+def quality(folder, g_runs):
+    timed = [r for r in g_runs if r.get("winner_time")]
+    if not timed:
+        print("Quality guard: no gputune winners to check.")
+        return
+    full = store_rows(os.path.join(folder, "full.db"))
+    if full is not None:
+        ok = [r for r in full if r["variant"] != "base" and r["status"] == "ok" and r["center"]]
+        if not ok:
+            print("Quality guard (reference search): full.db holds no measured variant: not checked.")
+        else:
+            best = min(ok, key=lambda r: r["center"])
+            raced = sum(1 for r in full if r["stop"] == "raced")
+            note = "" if raced == 0 else f" (NOT a full reference: it raced {raced} variants)"
+            where = ""
+            if os.path.exists(os.path.join(folder, "full.txt")):
+                where = " (" + open(os.path.join(folder, "full.txt")).read().strip() + ")"
+            print(f"Quality guard, against the reference search{where}{note}: its best `{best['variant']}` "
+                  f"{us(best['center'])} (noise {pct(best['noise'])}). A winner passes within "
+                  f"{TOLERANCE * 100:g} % of it, or within the noise (the larger of the winner's and the best's).\n")
+            centers = {r["variant"]: r["center"] for r in ok}
+            for r in timed:
+                rel = r["winner_time"] / best["center"] - 1
+                noise = max(r.get("winner_noise") or 0, best["noise"] or 0)
+                passed = rel <= TOLERANCE or rel <= noise
+                inside = centers.get(r["winner"])
+                extra = (f"; the reference measured `{r['winner']}` at {us(inside)} "
+                         f"({(inside / best['center'] - 1) * 100:+.2f} %)") if inside else ""
+                print(f"- {r['name']}: `{r['winner']}` {us(r['winner_time'])}, {rel * 100:+.2f} % "
+                      f"(noise {pct(noise)}){extra}: **{'PASS' if passed else 'FAIL'}**")
+            print()
+    else:
+        print("Quality guard against a reference search: no full.db (run with FULL=1).\n")
+    if len(timed) > 1:
+        ts = [r["winner_time"] for r in timed]
+        rel = (max(ts) - min(ts)) / min(ts)
+        noises = [r["winner_noise"] for r in timed if r.get("winner_noise")]
+        if noises:
+            noise = min(noises)
+            passed = rel < noise
+            print(f"Quality guard between the gputune runs: winners {winners(timed)}; their times differ by "
+                  f"{rel * 100:.3f} %, the smallest reported noise is {pct(noise)}: **{'PASS' if passed else 'FAIL'}**.")
+        else:
+            print(f"Quality guard between the gputune runs: their winner times differ by {rel * 100:.3f} %; "
+                  "no noise reported: not checked.")
+
+
+def pct(x):
+    return f"{x * 100:.2f} %" if x is not None else "-"
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    root = sys.argv[1]
+    problems = sys.argv[2:] or [p for p in PROBLEMS if os.path.isdir(os.path.join(root, p))]
+    print("## gputune vs Kernel Tuner: search cost\n")
+    for name in ("gpu.txt", "versions.txt"):
+        path = os.path.join(root, name)
+        if os.path.exists(path):
+            print(f"{name}: " + " / ".join(line.strip() for line in open(path) if line.strip()) + "\n")
+    for p in problems:
+        problem_summary(root, p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
