@@ -2,7 +2,7 @@
 # Runs one bundle's whole search RUNS times on the GPU machine, each into a fresh store and with an
 # empty kernel cache, timing `run-bundle` wall to wall; writes per run the log, the store, and the
 # reports (text and JSON) to $OUT/NAME/. With WARM=1, once more with the last run's kernel cache.
-#   OUT=DIR [RUNS=3] [WARM=1] bash .gpu/gpu-search.sh NAME BUNDLE
+#   OUT=DIR [RUNS=3] [WARM=1] [RUN_ARGS=--no-race] bash .gpu/gpu-search.sh NAME BUNDLE
 # Summarise with `python3 .gpu/summarize-search.py DIR/NAME`.
 set -uo pipefail
 out=${OUT:?set OUT to the folder for logs, stores and reports}/${1:?name}
@@ -16,7 +16,8 @@ search() { # name, kernel cache directory
   rm -f "$out/$name.db" "$out/$name.db-wal" "$out/$name.db-shm"
   local t0 t1 rc
   t0=$(date +%s.%N)
-  GPUTUNE_KERNEL_CACHE=$2 "$bundle/cargo-gputune" run-bundle "$bundle" --db "$out/$name.db" \
+  # shellcheck disable=SC2086 # RUN_ARGS: extra run-bundle flags, e.g. --no-race
+  GPUTUNE_KERNEL_CACHE=$2 "$bundle/cargo-gputune" run-bundle "$bundle" ${RUN_ARGS:-} --db "$out/$name.db" \
     > "$out/$name.log" 2>&1
   rc=$?
   t1=$(date +%s.%N)

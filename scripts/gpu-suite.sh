@@ -24,7 +24,7 @@ for part in $parts; do
   case $part in
     scale)
       WARM=1 bash "$here/gpu-search.sh" scale "$bundle"
-      RUNS=1 bash "$here/gpu-search.sh" scale-full "$here/scale-full-bundle"
+      RUNS=1 RUN_ARGS=--no-race bash "$here/gpu-search.sh" scale-full "$bundle"
       bash "$here/gpu-roof.sh" scale "$base" -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26'
       python3 "$here/summarize-search.py" "$OUT/scale" --reference-search "$OUT/scale-full" \
         --title "scale, 155 variants, 2^26 f32" >> "$OUT/summary.md"

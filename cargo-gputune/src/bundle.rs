@@ -141,7 +141,7 @@ impl Bundle {
 pub fn run_bundle(
     dir: &Path,
     store: &Store,
-    shard: Option<Shard>,
+    (shard, no_race): (Option<Shard>, bool),
     out: &mut Output,
 ) -> Result<Counters> {
     let bundle = Bundle::read(dir)?;
@@ -179,17 +179,26 @@ pub fn run_bundle(
             package_id: String::new(),
             bench: b.target.clone(),
         };
+        let mut bench_args = gputune_protocol::BenchArgs::from_flags(&b.bench_args)
+            .with_context(|| format!("the bundle's bench arguments {:?}", b.bench_args))?;
+        let mut revision = b.revision.clone();
+        if no_race {
+            bench_args.decide = None;
+            bench_args.race = None;
+            // The code's revision, measured another way.
+            let code = b.revision.rsplit_once(".m").map_or(&b.revision[..], |(c, _)| c);
+            revision = crate::search::measured_revision(code, &bench_args);
+        }
         let plan = Plan {
             target: &target,
             info: &info,
             function: &b.function,
             declared: &declared.axes,
-            revision: b.revision.clone(),
+            revision,
             device,
             arch,
             user_axes: b.user_axes.clone(),
-            bench_args: gputune_protocol::BenchArgs::from_flags(&b.bench_args)
-                .with_context(|| format!("the bundle's bench arguments {:?}", b.bench_args))?,
+            bench_args,
             work_dir: work_dir.clone(),
         };
         let cts = ct_workloads(&info.axes);

@@ -183,6 +183,11 @@ pub struct RunBundleArgs {
     /// Merge the shards' stores with `cargo gputune merge`.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
+    /// Measure every variant in full (no screening, no race), whatever the bundle was built
+    /// with: the reference a deciding search's winner is checked against. Stored under its
+    /// own measurement settings, as `search --no-race` would.
+    #[arg(long)]
+    pub no_race: bool,
 }
 
 /// `merge`.

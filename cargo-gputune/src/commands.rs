@@ -231,7 +231,7 @@ fn run_bundle_command(
     let _lock = store::SearchLock::acquire(&path)?;
     let store = Store::open(&path)?;
     crate::interrupt::storing();
-    let counters = bundle::run_bundle(&r.dir, &store, r.shard, out)?;
+    let counters = bundle::run_bundle(&r.dir, &store, (r.shard, r.no_race), out)?;
     out.status(&format!(
         "Done: {} run(s), {} result(s) stored in {}",
         counters.runs,
