@@ -186,7 +186,10 @@ pub fn run_bundle(
             bench_args.decide = None;
             bench_args.race = None;
             // The code's revision, measured another way.
-            let code = b.revision.rsplit_once(".m").map_or(&b.revision[..], |(c, _)| c);
+            let code = b
+                .revision
+                .rsplit_once(".m")
+                .map_or(&b.revision[..], |(c, _)| c);
             revision = crate::search::measured_revision(code, &bench_args);
         }
         let plan = Plan {

@@ -122,6 +122,10 @@ pub(crate) fn finalists(variants: &BTreeMap<String, Vec<Measurement>>, z: f64) -
         .collect()
 }
 
+/// Builds binaries for finalists that have none (a resumed search whose batch binaries are
+/// gone).
+pub(crate) type Rebuild<'a> = dyn FnMut(&[String], &mut Output) -> Result<Vec<BuiltUnit>> + 'a;
+
 impl Measured {
     /// The second pass over one bench: per compile-time workload, measures the finalists
     /// among the screened variants in the store, and base, with the plan's own flags.
@@ -133,7 +137,7 @@ impl Measured {
         ctx: &RunContext<'_>,
         base_bin: &Path,
         run_limit: f64,
-        build: &mut dyn FnMut(&[String], &mut Output) -> Result<Vec<BuiltUnit>>,
+        build: &mut Rebuild<'_>,
         counters: &mut Counters,
         out: &mut Output,
     ) -> Result<()> {
@@ -324,7 +328,7 @@ mod tests {
     /// outliers up to 30 % slow. Returns the finalists' labels.
     fn screen(costs: &[f64], per_process: usize, seed: u64) -> Vec<String> {
         let mut rng = Lcg(seed);
-        let mut sample = |cost: f64, offset: f64, rng: &mut Lcg| -> f64 {
+        let sample = |cost: f64, offset: f64, rng: &mut Lcg| -> f64 {
             let outlier = if rng.unit() < 0.02 {
                 1.0 + 0.3 * rng.unit()
             } else {

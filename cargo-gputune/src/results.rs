@@ -116,7 +116,10 @@ pub fn paired_timing(base: &[Measurement], variant: &[Measurement]) -> Option<(T
             },
         ));
     }
-    Some((mine, timing_where(base, |m| ok_in(variant, &m.rt_workload))?))
+    Some((
+        mine,
+        timing_where(base, |m| ok_in(variant, &m.rt_workload))?,
+    ))
 }
 
 /// Sample standard deviation (n − 1) over the mean, as benches report noise.
