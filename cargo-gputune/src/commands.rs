@@ -8,7 +8,9 @@ use crate::cargo::{self, Workspace};
 use crate::cli::{self, Command, Usage};
 use crate::output::Output;
 use crate::store::Store;
-use crate::{apply, bundle, check, merge, plot, protocol, replay, report, results, search, store};
+use crate::{
+    apply, bundle, check, merge, plot, present, protocol, replay, report, results, search, store,
+};
 
 fn store_path(ws: &Workspace, db: Option<&PathBuf>) -> PathBuf {
     db.cloned()
@@ -92,11 +94,15 @@ fn search_command(
     let store = Store::open(&path)?;
     crate::interrupt::storing();
     out.json = s.json;
+    let started = std::time::Instant::now();
     let (counters, touched) = search::search(ws, args, s, search::Sink::Store(&store), out)?;
     out.status(&format!(
         "Done: {} build(s), {} run(s), {} result(s) stored",
         counters.builds, counters.runs, counters.stored
     ));
+    if let Some(line) = present::critical_path(&counters, started) {
+        out.status(&line);
+    }
     if s.json {
         let groups: Vec<results::Group> = results::groups(store.measurements()?, true)
             .into_iter()
@@ -107,6 +113,9 @@ fn search_command(
             "builds": counters.builds,
             "runs": counters.runs,
             "stored": counters.stored,
+            "seconds": started.elapsed().as_secs_f64(),
+            "first_sample": counters.first_sample_at.map(|t| (t - started).as_secs_f64()),
+            "processes": counters.timeline,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     }
@@ -231,6 +240,7 @@ fn run_bundle_command(
     let _lock = store::SearchLock::acquire(&path)?;
     let store = Store::open(&path)?;
     crate::interrupt::storing();
+    let started = std::time::Instant::now();
     let counters = bundle::run_bundle(&r.dir, &store, (r.shard, r.no_race), out)?;
     out.status(&format!(
         "Done: {} run(s), {} result(s) stored in {}",
@@ -238,6 +248,9 @@ fn run_bundle_command(
         counters.stored,
         path.display()
     ));
+    if let Some(line) = present::critical_path(&counters, started) {
+        out.status(&line);
+    }
     Ok(0)
 }
 

@@ -226,7 +226,7 @@ impl Measured {
                     control: !only_base,
                 };
                 let mut control: Vec<Measurement> = Vec::new();
-                counters.runs += plan.run(&req, out, &mut |label, mut new, out| {
+                let ran = plan.run(&req, out, &mut |label, mut new, out| {
                     if label == "base" {
                         if base_pending {
                             for r in &mut new {
@@ -260,6 +260,7 @@ impl Measured {
                     out.line(&format!("  {}.{label} [{}]  final: {line}", f.name, ct.key));
                     Ok(())
                 })?;
+                counters.ran(ran);
             }
         }
         Ok(())

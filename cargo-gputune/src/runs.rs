@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use gputune_protocol::manifest::Function;
-use gputune_protocol::{BenchArgs, StateRecord, StateStatus, Status, Stop, StopReason};
+use gputune_protocol::{BenchArgs, StateRecord, StateStatus, Status, Stop, StopReason, Timeline};
 
 use crate::cargo::BenchTarget;
 use crate::output::Output;
@@ -40,6 +40,41 @@ pub struct Counters {
     pub runs: usize,
     /// Rows written to the store.
     pub stored: usize,
+    /// Where the bench processes' time went, summed over those that said (`first_sample`:
+    /// the earliest process's own).
+    pub timeline: Timeline,
+    /// When the first cold sample of the search was taken, as far as the processes said.
+    pub first_sample_at: Option<Instant>,
+}
+
+/// What [`Plan::run`] ran: how many processes, and where their time went.
+#[derive(Debug, Default)]
+pub(crate) struct Ran {
+    processes: usize,
+    /// Each process's start and timeline, for those that sent one.
+    timelines: Vec<(Instant, Timeline)>,
+}
+
+impl Counters {
+    /// Adds what one call of [`Plan::run`] ran.
+    pub(crate) fn ran(&mut self, ran: Ran) {
+        self.runs += ran.processes;
+        for (started, t) in ran.timelines {
+            let sum = &mut self.timeline;
+            sum.device_open += t.device_open;
+            sum.setup += t.setup;
+            sum.reference += t.reference;
+            sum.compile_wait += t.compile_wait;
+            sum.measure += t.measure;
+            sum.total += t.total;
+            if let Some(first) = t.first_sample {
+                let at = started + Duration::from_secs_f64(first);
+                if self.first_sample_at.is_none_or(|a| at < a) {
+                    self.first_sample_at = Some(at);
+                }
+            }
+        }
+    }
 }
 
 /// One compile-time workload: its key and the `-a` arguments that select it.
@@ -265,7 +300,7 @@ impl Plan<'_> {
         req: &RunRequest<'_>,
         out: &mut Output,
         finished: &mut VariantSink<'_>,
-    ) -> Result<usize> {
+    ) -> Result<Ran> {
         let RunRequest {
             bin,
             ct,
@@ -283,7 +318,7 @@ impl Plan<'_> {
         let screening = screen.is_some();
         let bench_args = screen.as_ref().unwrap_or(&self.bench_args);
         let mut remaining: Vec<String> = labels.to_vec();
-        let mut processes = 0;
+        let mut ran = Ran::default();
         while !remaining.is_empty() {
             let mut args = vec!["-b".to_string(), self.info.name.clone()];
             args.extend(ct.args.iter().cloned());
@@ -325,6 +360,8 @@ impl Plan<'_> {
             // The variant in progress, its states, and when it started.
             let mut current: Option<(String, Vec<StateRecord>, Instant)> = None;
             let mut started: Vec<String> = Vec::new();
+            let spawned = Instant::now();
+            let mut timeline = None;
             let outcome = protocol::run(bin, &args, &jsonl, limit, |event| {
                 match event {
                     protocol::Event::Variant { variant: label, .. } => {
@@ -341,10 +378,14 @@ impl Plan<'_> {
                             states.push(*state);
                         }
                     }
+                    protocol::Event::Process { timeline: t } => timeline = Some(t),
                 }
                 Ok(())
             })?;
-            processes += 1;
+            ran.processes += 1;
+            if let Some(t) = timeline {
+                ran.timelines.push((spawned, t));
+            }
             match outcome.exit {
                 Exit::Code(code @ (2 | 3)) => protocol::check_exit(code, &outcome.stderr)?,
                 Exit::Code(0 | 1) => {
@@ -402,7 +443,7 @@ impl Plan<'_> {
                 }
             }
         }
-        Ok(processes)
+        Ok(ran)
     }
 }
 
@@ -537,11 +578,12 @@ impl Measured {
                 pass: Pass::First,
                 control: false,
             };
-            counters.runs += plan.run(&req, out, &mut |_, rows, _| {
+            let ran = plan.run(&req, out, &mut |_, rows, _| {
                 store.put(&rows)?;
                 new = rows;
                 Ok(())
             })?;
+            counters.ran(ran);
             counters.stored += new.len();
             if new.iter().all(|r| r.status != Status::Ok) {
                 out.line(&format!(
@@ -619,7 +661,7 @@ impl Measured {
                 pass: Pass::First,
                 control: true,
             };
-            counters.runs += plan.run(&req, out, &mut |label, new, out| {
+            let ran = plan.run(&req, out, &mut |label, new, out| {
                 if label == "base" {
                     // The control is kept in the variants' rows; only a failure is news.
                     if let Some(bad) = new.iter().find(|r| r.status != Status::Ok) {
@@ -660,6 +702,7 @@ impl Measured {
                 out.advance();
                 Ok(())
             })?;
+            counters.ran(ran);
         }
         Ok(scored)
     }

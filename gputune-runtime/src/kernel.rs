@@ -321,7 +321,9 @@ impl Kernel {
         };
         self.prepare(tuned, &handles, extra)?;
         let defines = self.variant_defines(tuned, extra);
-        let (module, lowered) = handles.compile_named(self.source, &defines, self.names())?;
+        let (module, lowered) = crate::timeline::timed(crate::timeline::Part::CompileWait, || {
+            handles.compile_named(self.source, &defines, self.names())
+        })?;
         let symbol = lowered
             .iter()
             .find(|(expression, _)| expression == self.name)

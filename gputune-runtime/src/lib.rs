@@ -36,6 +36,7 @@ pub mod output;
 pub mod runner;
 pub mod state;
 pub mod stats;
+mod timeline;
 pub mod tuned;
 pub mod verify;
 

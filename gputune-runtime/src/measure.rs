@@ -126,8 +126,10 @@ pub fn measure_cold(
     settings: &ColdSettings,
 ) -> Result<ColdMeasurement> {
     let start = Instant::now();
-    measure_cold_with_clock(backend, launches, criterion, settings, &|| {
-        start.elapsed().as_secs_f64()
+    crate::timeline::timed(crate::timeline::Part::Measure, || {
+        measure_cold_with_clock(backend, launches, criterion, settings, &|| {
+            start.elapsed().as_secs_f64()
+        })
     })
 }
 
@@ -165,6 +167,7 @@ pub fn measure_cold_with_clock(
         if throttled {
             m.throttled_samples += 1;
         } else {
+            crate::timeline::sample_taken();
             m.gpu_times.push(sample.gpu_time);
             m.cpu_times.push(sample.cpu_time);
             if let Some(c) = sample.sm_clock_rate {

@@ -152,7 +152,7 @@ impl<'r> State<'r> {
         let key = self.workload_key();
         let mut value = match crate::kept::take::<(String, String), V>(&key) {
             Some(v) => v,
-            None => make(self)?,
+            None => crate::timeline::timed(crate::timeline::Part::Setup, || make(self))?,
         };
         let result = f(self, &mut value);
         crate::kept::put(key, value);
@@ -316,10 +316,12 @@ impl<'r> State<'r> {
         let reference = match function {
             Some(f) if current.as_deref() != Some("base") => {
                 crate::tuned::request(f, "base");
-                let reference = outputs
-                    .poison()
-                    .and_then(|()| run(outputs))
-                    .and_then(|()| outputs.snapshot());
+                let reference = crate::timeline::timed(crate::timeline::Part::Reference, || {
+                    outputs
+                        .poison()
+                        .and_then(|()| run(outputs))
+                        .and_then(|()| outputs.snapshot())
+                });
                 match &current {
                     Some(label) => crate::tuned::request(f, label),
                     None => crate::tuned::withdraw(f),
@@ -486,7 +488,10 @@ impl<'r> State<'r> {
         if no_batch || raced {
             return;
         }
-        match measure::measure_hot(self.backend, &mut f, estimate, &self.config.hot) {
+        let hot = crate::timeline::timed(crate::timeline::Part::Measure, || {
+            measure::measure_hot(self.backend, &mut f, estimate, &self.config.hot)
+        });
+        match hot {
             Ok(h) => self.outcome.hot = Some(h),
             Err(e) => self.outcome.fail(e.to_string(), e.kind()),
         }

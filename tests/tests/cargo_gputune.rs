@@ -265,7 +265,10 @@ fn pipelined_search_stores_every_variant_and_shows_commands() {
     assert!(out.status.success(), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("builds pipelined with runs"), "{stderr}");
-    assert!(stderr.contains("--variant spin.base,spin.work_4"), "{stderr}");
+    assert!(
+        stderr.contains("--variant spin.base,spin.work_4"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("GPUTUNE_VARIANTS=1 variant(s) of spin"),
         "{stderr}"

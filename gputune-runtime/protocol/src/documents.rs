@@ -234,4 +234,30 @@ pub enum Event {
         /// The state, as in the results document.
         state: Box<StateRecord>,
     },
+    /// The process is done measuring: where its wall time went. The last event of a process
+    /// that ends normally.
+    Process {
+        /// Where the time went.
+        timeline: Timeline,
+    },
+}
+
+/// Where a bench process's wall time went, in seconds: what stood between its start and its
+/// samples (issue 15's critical path). The parts overlap nothing but `total`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    /// From the process's start to its first cold sample; `null` when it took none.
+    pub first_sample: Option<f64>,
+    /// Opening the devices (on a GPU, creating the CUDA context).
+    pub device_open: f64,
+    /// Inside `State::with_setup`'s setup closures (host-side data, device buffers).
+    pub setup: f64,
+    /// Running base for the reference outputs that verification compares with.
+    pub reference: f64,
+    /// Waiting for kernels to compile (NVRTC): what background compilation did not hide.
+    pub compile_wait: f64,
+    /// Inside the cold and hot measurement loops (warm-up included).
+    pub measure: f64,
+    /// From the process's start to this event.
+    pub total: f64,
 }

@@ -22,7 +22,7 @@ pub mod units;
 
 pub use documents::{
     AxisDoc, AxisKind, AxisValueDoc, BenchListing, BenchResults, Device, DevicesDoc, Event,
-    ListDoc, Meta, ResultsDoc,
+    ListDoc, Meta, ResultsDoc, Timeline,
 };
 pub use exit::ExitCode;
 pub use flags::BenchArgs;
@@ -35,5 +35,6 @@ pub use status::Status;
 
 /// The version of the whole contract: flags, documents, events and their meaning. Every
 /// document carries it; a reader refuses another. 4 made the contract typed: numbers are
-/// numbers, the stop reason is a field, one version instead of protocol 3 and JSON 1.4.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// numbers, the stop reason is a field, one version instead of protocol 3 and JSON 1.4; 5
+/// added the `process` event (where a process's time went).
+pub const PROTOCOL_VERSION: u32 = 5;

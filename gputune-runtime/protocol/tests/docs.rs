@@ -189,10 +189,21 @@ fn events() -> Vec<Event> {
             variant: Some("ipt_8.tpb_128".into()),
             state: Box::new(state(raced())),
         },
+        Event::Process {
+            timeline: gputune_protocol::Timeline {
+                first_sample: Some(0.41),
+                device_open: 0.3,
+                setup: 0.05,
+                reference: 0.01,
+                compile_wait: 0.02,
+                measure: 1.5,
+                total: 2.0,
+            },
+        },
     ];
     for e in &all {
         match e {
-            Event::Variant { .. } | Event::State { .. } => {}
+            Event::Variant { .. } | Event::State { .. } | Event::Process { .. } => {}
         }
     }
     all

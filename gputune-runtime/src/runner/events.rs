@@ -46,6 +46,18 @@ impl EventStream {
     }
 }
 
+impl EventStream {
+    /// The process is done: where its time went, as its last event.
+    pub(super) fn process(&mut self) -> Result<()> {
+        let Some(lines) = &mut self.0 else {
+            return Ok(());
+        };
+        lines.emit(&Event::Process {
+            timeline: crate::timeline::snapshot(),
+        })
+    }
+}
+
 /// One line per event, each written whole (one `write`) as it happens, so a reader sees
 /// every finished state even if the process dies later.
 struct JsonLines {

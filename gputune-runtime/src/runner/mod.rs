@@ -97,6 +97,7 @@ pub fn main_with(benches: Vec<Bench>, criteria: Criteria) -> ! {
 /// running ends the run early with [`EXIT_DEVICE_LOST`] (the results so far are written, and
 /// its line is printed on stderr).
 pub fn run(args: &[String], benches: Vec<Bench>, criteria: Criteria) -> Result<i32> {
+    crate::timeline::start();
     let Some(cli) = config::parse_flags(args)? else {
         return Ok(EXIT_OK);
     };
@@ -113,7 +114,9 @@ pub fn run(args: &[String], benches: Vec<Bench>, criteria: Criteria) -> Result<i
     let RunConfig { exec, variants } = RunConfig::new(&cli, criteria, &benches)?;
     variant::plan(&benches, &cli.variant);
     let events = EventStream::open(cli.jsonl.as_deref())?;
-    let backends = Backends::open(&benches, &cli)?;
+    let backends = crate::timeline::timed(crate::timeline::Part::DeviceOpen, || {
+        Backends::open(&benches, &cli)
+    })?;
     let states = benches.iter().map(Bench::state_count).sum::<usize>() * variants.len();
     let mut runner = Runner::new(exec, backends, events, &cli, states);
 
@@ -131,6 +134,7 @@ pub fn run(args: &[String], benches: Vec<Bench>, criteria: Criteria) -> Result<i
         }
     }
     results::write(&report, cli.json.as_deref())?;
+    runner.process_done()?;
 
     if let Some(lost) = runner.lost() {
         eprintln!(

@@ -65,6 +65,11 @@ impl Runner {
         &self.devices
     }
 
+    /// Ends the event stream with where the process's time went.
+    pub(super) fn process_done(&mut self) -> Result<()> {
+        self.events.process()
+    }
+
     /// The state that lost the device, once one has: nothing more may run.
     pub(super) fn lost(&self) -> Option<&LostDevice> {
         self.lost.as_ref()
