@@ -32,10 +32,7 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
         "{stderr}"
     );
     // The finals: the plan's own flags, deciding against the best so far.
-    assert!(
-        stderr.contains("--target-samples 100 --decide 3"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("sample-count --decide 3"), "{stderr}");
     assert!(stderr.contains("Deciding spin.spin [*]"), "{stderr}");
 
     let store = rusqlite::Connection::open(&db).expect("the store opens");
