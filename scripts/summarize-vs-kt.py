@@ -39,6 +39,12 @@ def times(folder):
     return out
 
 
+def distinct_control(rows):
+    """Control samples taken: each distinct control once (rows of one process share one)."""
+    keys = {r.get("control_key") for r in rows if r.get("control_key")}
+    return sum(len(json.loads(k)) for k in keys)
+
+
 def store_rows(db):
     """The store's rows: [dict(variant, status, center, noise, samples, control, stop, message)]."""
     if not os.path.exists(db):
@@ -53,7 +59,7 @@ def store_rows(db):
                 f"SELECT variant, status, center, noise, samples, {stop}, {control}, message FROM results"):
             rows.append(dict(variant=variant, status=status, center=center, noise=noise,
                              samples=len(json.loads(samples or "[]")),
-                             control=len(json.loads(ctl or "[]")),
+                             control=len(json.loads(ctl or "[]")), control_key=ctl or "",
                              stop=st, message=message))
         return rows
     except sqlite3.Error as e:
@@ -61,6 +67,19 @@ def store_rows(db):
         return None
     finally:
         con.close()
+
+
+def stop_counts(per_variant):
+    """{stop reason: variants}: a variant's reason is its workloads' one, or the first that is
+    not `criterion` (measured in full) where they differ; none where nothing was measured."""
+    out = {}
+    for stops in per_variant:
+        stops = [st for st in stops if st]
+        if not stops:
+            continue
+        st = next((x for x in stops if x != "criterion"), "criterion")
+        out[st] = out.get(st, 0) + 1
+    return out
 
 
 def report_variants(path):
@@ -93,10 +112,11 @@ def gputune_run(folder, name):
             evaluated=len(space),
             base="base" in by_variant,
             statuses=statuses,
-            raced=sum(1 for rs in space.values() if any(r["stop"] == "raced" for r in rs)),
-            timed_out=sum(1 for rs in space.values() if any(r["stop"] == "timeout" for r in rs)),
-            samples=sum(r["samples"] + r["control"] for r in rows),
-            control=sum(r["control"] for r in rows),
+            stops=stop_counts([r["stop"] for r in rs] for rs in space.values()),
+            # Each process's control (base, measured before its variants) is copied into every
+            # variant row of that process: count each one once.
+            samples=sum(r["samples"] for r in rows) + distinct_control(rows),
+            control=distinct_control(rows),
             centers={v: statistics.median([r["center"] for r in rs])
                      for v, rs in space.items()
                      if all(r["status"] == "ok" and r["center"] for r in rs)},
@@ -111,8 +131,7 @@ def gputune_run(folder, name):
             evaluated=len(space),
             base=any(v["variant"] == "base" for v in variants),
             statuses=statuses,
-            raced=sum(1 for v in space if any(w.get("stop") == "raced" for w in v.get("workloads") or [])),
-            timed_out=sum(1 for v in space if any(w.get("stop") == "timeout" for w in v.get("workloads") or [])),
+            stops=stop_counts([w.get("stop") for w in v.get("workloads") or []] for v in space),
             samples=sum(w.get("samples") or 0 for v in variants for w in v.get("workloads") or []),
             control=None,
             centers={v["variant"]: v["time"] for v in space if v["status"] == "ok" and v["time"]},
@@ -256,11 +275,10 @@ def problem_summary(root, problem):
     if any(r.get("base") for r in g_runs):
         g_eval += " + base"
     g_out = statuses_text(g_runs)
-    raced = [r.get("raced") for r in g_runs]
-    if any(raced):
-        g_out += f"; raced {count(raced)}"
-    if any(r.get("timed_out") for r in g_runs):
-        g_out += f"; timed out {count([r.get('timed_out') for r in g_runs])}"
+    stops = sorted({k for r in g_runs for k in (r.get("stops") or {})})
+    if stops:
+        g_out += "; stopped by " + ", ".join(
+            f"{k} {count([(r.get('stops') or {}).get(k, 0) for r in g_runs])}" for k in stops)
     g_samples = count([r.get("samples") for r in g_runs])
     controls = [r.get("control") for r in g_runs if r.get("control")]
     if controls:
@@ -320,8 +338,8 @@ def quality(folder, g_runs):
             print("Quality guard (reference search): full.db holds no measured variant: not checked.")
         else:
             best = min(ok, key=lambda r: r["center"])
-            raced = sum(1 for r in full if r["stop"] == "raced")
-            note = "" if raced == 0 else f" (NOT a full reference: it raced {raced} variants)"
+            cut = sum(1 for r in full if r["variant"] != "base" and r["stop"] not in (None, "criterion"))
+            note = "" if cut == 0 else f" (NOT a full reference: {cut} variants not measured in full)"
             where = ""
             if os.path.exists(os.path.join(folder, "full.txt")):
                 where = " (" + open(os.path.join(folder, "full.txt")).read().strip() + ")"

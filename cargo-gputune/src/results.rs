@@ -105,7 +105,12 @@ pub fn paired_timing(base: &[Measurement], variant: &[Measurement]) -> Option<(T
     if !ok.is_empty() && ok.iter().all(|m| m.control.len() >= 2) {
         let controls: Vec<(f64, f64)> = ok
             .iter()
-            .filter_map(|m| Some((median(m.control.clone())?, relative_stdev(&m.control)?)))
+            .filter_map(|m| {
+                Some((
+                    median(m.control.clone())?,
+                    score::relative_stdev(&m.control)?,
+                ))
+            })
             .collect();
         return Some((
             mine,
@@ -120,17 +125,6 @@ pub fn paired_timing(base: &[Measurement], variant: &[Measurement]) -> Option<(T
         mine,
         timing_where(base, |m| ok_in(variant, &m.rt_workload))?,
     ))
-}
-
-/// Sample standard deviation (n − 1) over the mean, as benches report noise.
-fn relative_stdev(v: &[f64]) -> Option<f64> {
-    if v.len() < 2 {
-        return None;
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean > 0.0).then(|| var.sqrt() / mean)
 }
 
 /// The groups of `ms`; with `latest_only`, only the most recent revision per package and

@@ -6,10 +6,15 @@
 //! base and the variant (so partial coverage still scores). score = Σ weight · speedup; min,
 //! mean and max are of the unweighted speedups. Base scores 1.
 //!
-//! Significance: per workload a two-sided Mann–Whitney U test on the raw samples
-//! ([`mann_whitney_p`], normal approximation with tie correction) at [`ALPHA`]. A variant is
-//! significant when the workloads that differ significantly *in the direction of its score*
-//! carry at least half of its weight; a variant within noise is never applied.
+//! Significance: a workload differs when a two-sided Mann–Whitney U test on the raw samples
+//! ([`mann_whitney_p`], normal approximation with tie correction) rejects equality at
+//! [`ALPHA`] *and* the speedup is further from 1 than the smaller of the two sides' noise
+//! (relative standard deviation of the samples; [`differs`]). The test alone sees shifts of
+//! a few hundredths of a per cent in a thousand samples, smaller than the drift between two
+//! measurements of the same code a second apart (an H200 marked a point identical to base
+//! 0.05 % "slower"); the noise floor is the rule `check` uses for SAME. A variant is
+//! significant when the workloads that differ *in the direction of its score* carry at least
+//! half of its weight; a variant within noise is never applied.
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -129,7 +134,7 @@ pub fn score(pairs: &[Pair<'_>]) -> Option<Score> {
     let significant_weight: f64 = pairs
         .iter()
         .zip(&speedups)
-        .filter(|(p, s)| (**s > 1.0) == faster && mann_whitney_p(p.base_samples, p.samples) < ALPHA)
+        .filter(|(p, s)| (**s > 1.0) == faster && differs(p, **s))
         .map(|(p, _)| p.weight / total)
         .sum();
     Some(Score {
@@ -140,6 +145,31 @@ pub fn score(pairs: &[Pair<'_>]) -> Option<Score> {
         significant: score != 1.0 && significant_weight >= 0.5,
         workloads: pairs.len(),
     })
+}
+
+/// Whether a workload's variant differs from base beyond noise: the Mann–Whitney test rejects
+/// equality at [`ALPHA`], and `speedup` is further from 1 than the smaller relative standard
+/// deviation of the two sides' samples.
+pub fn differs(pair: &Pair<'_>, speedup: f64) -> bool {
+    let floor = match (
+        relative_stdev(pair.base_samples),
+        relative_stdev(pair.samples),
+    ) {
+        (Some(a), Some(b)) => a.min(b),
+        _ => return false,
+    };
+    (speedup - 1.0).abs() > floor && mann_whitney_p(pair.base_samples, pair.samples) < ALPHA
+}
+
+/// Sample standard deviation (n − 1) over the mean; `None` under 2 samples.
+pub fn relative_stdev(v: &[f64]) -> Option<f64> {
+    if v.len() < 2 {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean > 0.0).then(|| var.sqrt() / mean)
 }
 
 /// Two-sided p-value of the Mann–Whitney U test of `a` against `b` (normal approximation,
@@ -277,6 +307,39 @@ mod tests {
             score(&same).expect("scored").verdict(),
             Verdict::WithinNoise
         );
+    }
+
+    #[test]
+    fn a_shift_smaller_than_the_noise_is_not_significant_however_many_samples() {
+        // 2 000 samples a side, 0.8 % noise: a 0.05 % shift passes Mann–Whitney, not the
+        // noise floor; a 3 % one passes both.
+        let noisy = |scale: f64| -> Vec<f64> {
+            (0..2000)
+                .map(|i| {
+                    scale * (1.0 + 0.008 * ((f64::from(i) * 0.618_034).fract() * 2.0 - 1.0) * 1.7)
+                })
+                .collect()
+        };
+        let base = noisy(1.0);
+        let scored = |factor: f64| {
+            let samples = noisy(factor);
+            score(&[Pair {
+                weight: 1.0,
+                base_center: 1.0,
+                center: factor,
+                base_samples: &base,
+                samples: &samples,
+            }])
+            .expect("scored")
+        };
+        let tiny = noisy(1.0005);
+        assert!(
+            mann_whitney_p(&base, &tiny) < ALPHA,
+            "the test alone sees it"
+        );
+        assert_eq!(scored(1.0005).verdict(), Verdict::WithinNoise);
+        assert_eq!(scored(1.03).verdict(), Verdict::Slower);
+        assert_eq!(scored(0.97).verdict(), Verdict::Faster);
     }
 
     #[test]
