@@ -274,8 +274,12 @@ fn pipelined_search_stores_every_variant_and_shows_commands() {
         "{stderr}"
     );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
-    // Base, four batches, and the finals.
-    assert_eq!(doc["search"]["runs"], 6, "{doc}");
+    // Base, four batches, and the finals: one process per binary that holds a finalist (each
+    // batch is its own binary here, and which variants can still win depends on the noise).
+    assert!(
+        doc["search"]["runs"].as_u64().is_some_and(|r| r >= 6),
+        "{doc}"
+    );
     assert!(
         doc["search"]["builds"].as_u64().is_some_and(|b| b >= 4),
         "{doc}"
