@@ -9,9 +9,8 @@
 # - measurement: .gpu/scale, the scale bench with two variants compiled in (ipt 1 and 8 at
 #   tpb 256), for gpu-measurement.sh (issue #2's measurement).
 # - scale: .gpu/scale-bundle, `cargo gputune search --build-only --bundle` of the whole scale
-#   space (155 variants, T=f32, 2^26 elements) with default search settings, and
-#   .gpu/scale-full-bundle, the same with --no-race (every variant measured in full: the
-#   reference the raced search's winner is checked against). For gpu-suite.sh (issue #5).
+#   space (155 variants, T=f32, 2^26 elements) with default search settings (its full
+#   reference is `run-bundle --no-race` of the same bundle). For gpu-suite.sh (issue #5).
 # - reduce: .gpu/reduce-bundle, the two-pass sum's space at 2^28 f32, default settings.
 # - transpose: .gpu/transpose-bundle, the tiled transpose's space at 16384² f32, default settings.
 # - autotune: .gpu/stencil-autotune and .gpu/stencil-bundle, the runtime autotuner's stencil and
@@ -19,6 +18,8 @@
 # - faults: .gpu/faults-bundle, the CUDA fault-injection search, for gpu-faults.sh (issue #6).
 # - sgemm: .gpu/sgemm-bundle, the tiled SGEMM's space (64 points) at 4096², default settings.
 # - generate: .gpu/generate, the bench of the device-side data generators.
+# - names: .gpu/cuda-names-test, the test that kernels are found by their C++ names on a GPU
+#   (run it there as it is).
 # - kt: Kernel Tuner 1.5 for gpu-vs-kt.sh (issue 15): its wheels and those of the dependencies
 #   the GPU machine lacks (it has Python 3.12, numpy and CuPy, and no network) in .gpu/whl
 #   (downloaded once), and the four kernels' sources (scale, reduce, transpose, sgemm) in
@@ -64,8 +65,6 @@ for line in sys.stdin:
     scale)
       bundle .gpu/scale-bundle -p gputune-example-scale-cuda search \
         -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26'
-      bundle .gpu/scale-full-bundle -p gputune-example-scale-cuda search --no-race \
-        -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26'
       ;;
     reduce)
       bundle .gpu/reduce-bundle -p gputune-example-reduce-cuda search \
@@ -79,6 +78,17 @@ for line in sys.stdin:
       cargo build --release --quiet -p gputune-example-stencil --features cuda --bin stencil-autotune
       cp target/release/stencil-autotune .gpu/
       bundle .gpu/stencil-bundle -p gputune-example-stencil -F cuda search
+      ;;
+    names)
+      cargo test --quiet -p gputune-runtime --features cuda --test cuda_names --no-run \
+        --message-format=json | python3 -c '
+import json, shutil, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "cuda_names" and m.get("executable"):
+        shutil.copy(m["executable"], ".gpu/cuda-names-test")
+        print("built .gpu/cuda-names-test")
+'
       ;;
     generate)
       cargo build --release --quiet -p gputune-runtime --features cuda --bench generate \
@@ -102,32 +112,41 @@ for line in sys.stdin:
       ;;
     kt)
       # Pure-Python wheels but for python-constraint2 and rpds-py, for CPython 3.12 on x86-64.
-      # attrs (jsonschema and referencing need it) and packaging (kernel_tuner.file_utils
-      # imports it) are Kernel Tuner's imports too, and not sure to be on the GPU machine.
+      # Kernel Tuner also imports attrs (for jsonschema and referencing) and packaging, which
+      # the GPU machine's Python has (checked on an H100 machine, 2026-11-23), as it has numpy,
+      # scipy and CuPy 14.
       mkdir -p .gpu/whl
       have=1
       for w in kernel_tuner-1.5.0 python_constraint2 xmltodict jsonschema- jsonschema_specifications \
-        referencing rpds_py attrs packaging; do
+        referencing rpds_py; do
         ls .gpu/whl/"$w"*.whl > /dev/null 2>&1 || have=0
       done
       if [ $have = 0 ]; then
         python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/whl kernel_tuner==1.5.0 python-constraint2 xmltodict jsonschema jsonschema-specifications referencing rpds-py
-        python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/whl attrs packaging
       fi
       mkdir -p .gpu/kt-src
       cp examples/scale-cuda/src/scale.cu examples/reduce-cuda/src/reduce.cu \
         examples/transpose-cuda/src/transpose.cu examples/sgemm-cuda/src/sgemm.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, generate, kt)" >&2
+      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, generate, names, kt)" >&2
       exit 2
       ;;
   esac
 done
+# One cargo-gputune for every bundle (each would otherwise carry its own 9 MB copy, and .gpu/
+# must stay under 64 MiB): a bundle's `cargo-gputune` becomes a two-line script that runs it.
+cp "$gputune" .gpu/cargo-gputune
+for b in .gpu/*-bundle; do
+  if [ -f "$b/cargo-gputune" ] && ! grep -q '^#!/bin/sh' "$b/cargo-gputune" 2> /dev/null; then
+    printf '#!/bin/sh\nexec "$(dirname "$0")/../cargo-gputune" "$@"\n' > "$b/cargo-gputune"
+    chmod +x "$b/cargo-gputune"
+  fi
+done
 # The release and bench profiles strip already; strip again in case a profile changes.
 if command -v strip > /dev/null; then
-  find .gpu -maxdepth 3 -type f -perm -u+x \( -name 'cargo-gputune' -o -path '*/bin/*' \
-    -o -name scale -o -name generate -o -name stencil-autotune \) -exec strip {} + 2> /dev/null || true
+  find .gpu -maxdepth 3 -type f -perm -u+x \( -path '.gpu/cargo-gputune' -o -path '*/bin/*' \
+    -o -name scale -o -name generate -o -name stencil-autotune -o -name cuda-names-test \) -exec strip {} + 2> /dev/null || true
 fi
 cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py scripts/ncu-check.py scripts/kt_tune.py .gpu/
 du -sh .gpu .gpu/*-bundle 2> /dev/null

@@ -15,7 +15,8 @@
 # - Kernel Tuner: `python3 .gpu/kt_tune.py PROBLEM` (Python's start, imports and data
 #   included) with a fresh, empty CuPy kernel cache (CUPY_CACHE_DIR), writing kt-R.json.
 # Wall times go to $OUT/PROBLEM/times.txt, logs next to them. With FULL=1, also one reference
-# search per problem into $OUT/PROBLEM/full.db (the quality guard's "best time"; see below).
+# search per problem (`run-bundle .gpu/PROBLEM-bundle $FULL_ARGS`) into $OUT/PROBLEM/full.db:
+# the quality guard's best time.
 # Finally summarize-vs-kt.py writes $OUT/summary.md and prints it.
 set -uo pipefail
 export OUT=${OUT:?set OUT to the folder for the results}
@@ -27,6 +28,7 @@ site=/tmp/site
 # Kernel Tuner and the dependencies the GPU machine lacks, from the wheels build-gpu.sh's kt
 # part downloaded (the GPU machine has no network): numpy and CuPy are the machine's own.
 mkdir -p "$OUT"
+rm -rf "$site"
 python3 -m pip install -q --no-index --no-deps --target "$site" "$here"/whl/*.whl \
   || { echo "cannot install the wheels in $here/whl (run build-gpu.sh's kt part)" >&2; exit 2; }
 export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
@@ -59,7 +61,7 @@ timed() {
 gputune_search() {
   local name=$1 bundle=$2
   shift 2
-  rm -f "$out/$name.db" "$out/$name.db-wal" "$out/$name.db-shm" "$out/$name.db.lock"
+  rm -f "$out/$name.db" "$out/$name.db-wal" "$out/$name.db-shm" "$out/$name.lock"
   rm -rf "$out/kernels-$name"
   timed "$name" "$out/$name.log" env GPUTUNE_KERNEL_CACHE="$out/kernels-$name" \
     "$bundle/cargo-gputune" run-bundle "$bundle" "$@" --db "$out/$name.db"
@@ -97,19 +99,15 @@ for problem in $problems; do
     fi
   done
   if [ "${FULL:-0}" = 1 ]; then
-    # The reference for the quality guard: one search that measures every variant in full.
-    # TODO(issue 15): FULL_ARGS is the run-bundle flag that turns racing off (to be named);
-    # it goes right after the bundle directory. Without FULL_ARGS, a prebuilt
-    # .gpu/PROBLEM-full-bundle (built with `search --no-race`, as build-gpu.sh's scale part
-    # builds scale-full-bundle) is used where there is one; else the reference is one more
-    # default search, and the summary says so.
-    full_bundle=$bundle
-    if [ -z "${FULL_ARGS:-}" ] && [ -x "$here/$problem-full-bundle/cargo-gputune" ]; then
-      full_bundle=$here/$problem-full-bundle
-    fi
-    echo "$full_bundle ${FULL_ARGS:-}" > "$out/full.txt"
+    # The reference for the quality guard: one more search of the same bundle, meant to
+    # measure every variant in full, into full.db (fresh store, empty kernel cache, timed).
+    # TODO(issue 15): FULL_ARGS holds the run-bundle flag(s) that make it a full search (to be
+    # named; `--no-race` in the cargo-gputune being built as this is written); they go right
+    # after the bundle directory. Without them the reference is one more default search, and
+    # the summary says so when full.db holds raced variants.
+    echo "$bundle ${FULL_ARGS:-}" > "$out/full.txt"
     # shellcheck disable=SC2086 # FULL_ARGS is a list of flags
-    gputune_search full "$full_bundle" ${FULL_ARGS:-}
+    gputune_search full "$bundle" ${FULL_ARGS:-}
   fi
 done
 

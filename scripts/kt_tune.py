@@ -228,6 +228,7 @@ def check_space(problem, bundle):
 # On the GPU.
 
 LAST_GRID = {}  # the grid of the last launch (the reduction's verify reads it)
+LAUNCHES = []  # (parameters, grid, block, dynamic shared bytes, error) per compiled kernel
 
 
 def install_cupy_fixes(grid_hook):
@@ -257,7 +258,13 @@ def install_cupy_fixes(grid_hook):
 
     cls = ktcupy.CupyFunctions
     original_run = cls.run_kernel
+    original_compile = cls.compile
     cache = {}
+
+    def compile(self, kernel_instance):
+        # The configuration being compiled, for the record of its launch shape.
+        self.gputune_params = dict(kernel_instance.params)
+        return original_compile(self, kernel_instance)
 
     def run_kernel(self, func, gpu_args, threads, grid, stream=None):
         key = (id(func), tuple(threads), tuple(grid), self.smem_size)
@@ -279,12 +286,14 @@ def install_cupy_fixes(grid_hook):
             new_grid = grid_hook(self, func, threads, grid) if grid_hook and not error else tuple(grid)
             entry = (func, error, new_grid)
             cache[key] = entry
+            LAUNCHES.append((getattr(self, "gputune_params", {}), new_grid, tuple(threads), self.smem_size, error))
         _, error, new_grid = entry
         if error:
             raise RuntimeError(error)
         LAST_GRID["grid"] = new_grid
         return original_run(self, func, gpu_args, threads, new_grid, stream)
 
+    cls.compile = compile
     cls.run_kernel = run_kernel
 
 
@@ -429,6 +438,7 @@ def tune(problem, src, out_json, iterations):
     results, env = tune_kernel(spec["kernel"], source, problem_size, args, tune_params(spec), **options)
     t_done = time.perf_counter()
 
+    shapes = {label(spec, p): (g, b, m, e) for p, g, b, m, e in LAUNCHES if p}
     rows = []
     for r in results:
         if r is None:
@@ -445,6 +455,10 @@ def tune(problem, src, out_json, iterations):
             verification_ms=float(r.get("verification_time", 0) or 0),
             benchmark_ms=float(r.get("benchmark_time", 0) or 0),
         ))
+        shape = shapes.get(rows[-1]["label"])
+        if shape:
+            rows[-1].update(grid=list(shape[0]), block=list(shape[1]), shared_bytes=shape[2],
+                            refused=shape[3])
     ok = [r for r in rows if r["status"] == "ok"]
     winner = min(ok, key=lambda r: r["time_s"]) if ok else None
     statuses = {}
