@@ -17,12 +17,15 @@ use gputune_protocol::manifest::Function;
 use serde::{Deserialize, Serialize};
 
 use crate::cargo::BenchTarget;
-use crate::cli::{Shard, Usage};
+use crate::cli::{RunBundleArgs, Shard, Usage};
 use crate::output::Output;
 use crate::protocol;
 use crate::runs::{ct_workloads, record_failure, Counters, Measured, Plan, RunContext};
-use crate::search::pipeline::{BuildFailure, BuiltUnit};
+use crate::search::pipeline::{
+    drive, Bounds, BuildFailure, BuildStage, BuiltBatch, BuiltUnit, Proposer, RunStage,
+};
 use crate::store::Store;
+use crate::strategy::Params;
 
 /// Version of `bundle.json`.
 pub const BUNDLE_VERSION: u32 = 1;
@@ -138,12 +141,18 @@ impl Bundle {
 /// bundle's order, [`Shard::range`]); base is run by every shard, since a shard's scores
 /// need base measured on its own device, and the build failures are recorded by shard 1
 /// only, so that the shards' stores hold each variant once between them.
-pub fn run_bundle(
-    dir: &Path,
-    store: &Store,
-    (shard, no_race): (Option<Shard>, bool),
-    out: &mut Output,
-) -> Result<Counters> {
+pub fn run_bundle(args: &RunBundleArgs, store: &Store, out: &mut Output) -> Result<Counters> {
+    let (dir, shard, no_race) = (args.dir.as_path(), args.shard, args.no_race);
+    if args.strategy.is_some() && shard.is_some() {
+        return Err(anyhow::Error::new(Usage(
+            "--strategy searches the whole bundle; it does not take --shard".into(),
+        )));
+    }
+    if args.batch_size == 0 {
+        return Err(anyhow::Error::new(Usage(
+            "--batch-size must be at least 1".into(),
+        )));
+    }
     let bundle = Bundle::read(dir)?;
     let mut counters = Counters::default();
     // Shards may run at once on one machine (one GPU each), and a bench streams its results
@@ -212,7 +221,10 @@ pub fn run_bundle(
         };
         let mut measured = Measured::load(&plan, store)?;
         let units = shard_units(&b.units, shard);
+        // A strategy meets the failures it proposes (FromBundle); shards after the first
+        // leave them to shard 1.
         let failures: &[BundledFailure] = match shard {
+            _ if args.strategy.is_some() => &[],
             Some(s) if s.index != 1 => &[],
             _ => &b.failures,
         };
@@ -241,16 +253,61 @@ pub fn run_bundle(
                 record_failure(&ctx, &failure, &mut counters, out)?;
             }
         }
-        out.start_progress((mine * cts.len()) as u64, "Running");
-        for u in &units {
-            let unit = BuiltUnit {
-                bin: dir.join(&u.bin),
-                labels: u.labels.clone(),
-                seconds: u.build_seconds,
+        if let Some(kind) = args.strategy {
+            let space: Vec<String> = b
+                .units
+                .iter()
+                .flat_map(|u| u.labels.iter())
+                .chain(b.failures.iter().map(|f| &f.label))
+                .cloned()
+                .collect();
+            let done: Vec<String> = space
+                .iter()
+                .filter(|l| measured.complete(&cts, l))
+                .cloned()
+                .collect();
+            let bounds = Bounds {
+                batch_size: args.batch_size,
+                max_evals: args.max_evals,
+                time_limit: args.time_limit,
+                started: std::time::Instant::now(),
             };
-            measured.measure_unit(&ctx, &unit, b.run_limit, &mut counters, out)?;
+            let strategy = crate::strategy::build(
+                kind,
+                args.seed,
+                args.max_evals,
+                Params::from_function(&b.function),
+                space.len(),
+            );
+            let mut proposer = Proposer::new(bounds, strategy, space, done);
+            out.status(&format!(
+                "Searching with the {} strategy (at most {} variants)",
+                proposer.strategy_name(),
+                proposer.to_go()
+            ));
+            out.start_progress((proposer.to_go() * cts.len()) as u64, "Running");
+            let from = FromBundle { dir, bench: b };
+            let mut stage = Measuring {
+                ctx: &ctx,
+                measured: &mut measured,
+                counters: &mut counters,
+                run_limit: b.run_limit,
+            };
+            let searched = drive(&mut proposer, &from, &mut stage, false, out);
+            out.finish_progress();
+            searched?;
+        } else {
+            out.start_progress((mine * cts.len()) as u64, "Running");
+            for u in &units {
+                let unit = BuiltUnit {
+                    bin: dir.join(&u.bin),
+                    labels: u.labels.clone(),
+                    seconds: u.build_seconds,
+                };
+                measured.measure_unit(&ctx, &unit, b.run_limit, &mut counters, out)?;
+            }
+            out.finish_progress();
         }
-        out.finish_progress();
         // A finalist is always in the bundle (the shard ran it from there).
         let mut build = |labels: &[String], _: &mut Output| -> Result<Vec<BuiltUnit>> {
             anyhow::bail!("no binary of the bundle holds {}", labels.join(", "))
@@ -258,6 +315,68 @@ pub fn run_bundle(
         measured.measure_finals(&ctx, &base_bin, b.run_limit, &mut build, &mut counters, out)?;
     }
     Ok(counters)
+}
+
+/// The build stage of `run-bundle --strategy`: nothing is built, a proposed batch is found in
+/// the bundle's binaries (one unit per binary that holds part of it, charged its share of
+/// that binary's build time), and the bundle's build failures are reported as such.
+struct FromBundle<'a> {
+    dir: &'a Path,
+    bench: &'a BundledBench,
+}
+
+impl BuildStage for FromBundle<'_> {
+    fn build(&self, batch: Vec<String>) -> Result<BuiltBatch> {
+        let mut built = BuiltBatch::default();
+        for u in &self.bench.units {
+            let labels: Vec<String> = u
+                .labels
+                .iter()
+                .filter(|l| batch.contains(l))
+                .cloned()
+                .collect();
+            if !labels.is_empty() {
+                built.units.push(BuiltUnit {
+                    bin: self.dir.join(&u.bin),
+                    seconds: u.build_seconds * labels.len() as f64 / u.labels.len().max(1) as f64,
+                    labels,
+                });
+            }
+        }
+        for f in self
+            .bench
+            .failures
+            .iter()
+            .filter(|f| batch.contains(&f.label))
+        {
+            built.failures.push(BuildFailure {
+                label: f.label.clone(),
+                status: f.status,
+                message: f.message.clone(),
+                seconds: f.seconds,
+            });
+        }
+        Ok(built)
+    }
+}
+
+/// The run stage of `run-bundle --strategy`: measures each proposed unit into the store.
+struct Measuring<'a, 'c> {
+    ctx: &'a RunContext<'c>,
+    measured: &'a mut Measured,
+    counters: &'a mut Counters,
+    run_limit: f64,
+}
+
+impl RunStage for Measuring<'_, '_> {
+    fn run(&mut self, unit: &BuiltUnit, out: &mut Output) -> Result<Vec<(String, Option<f64>)>> {
+        self.measured
+            .measure_unit(self.ctx, unit, self.run_limit, self.counters, out)
+    }
+
+    fn record(&mut self, failure: &BuildFailure, out: &mut Output) -> Result<()> {
+        record_failure(self.ctx, failure, self.counters, out)
+    }
 }
 
 /// The part of a bench's units that `shard` runs: the units that hold its block of labels

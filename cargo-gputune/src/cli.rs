@@ -188,6 +188,23 @@ pub struct RunBundleArgs {
     /// own measurement settings, as `search --no-race` would.
     #[arg(long)]
     pub no_race: bool,
+    /// Search the bundle's variants with this strategy instead of running them all: a bundle
+    /// built with every point (`search --build-only`, exhaustive) serves any strategy, each
+    /// batch it proposes running from the binaries that hold it.
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<StrategyKind>,
+    /// Seed of --strategy.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Most variants --strategy evaluates.
+    #[arg(long, value_name = "N")]
+    pub max_evals: Option<usize>,
+    /// Stop starting new batches of --strategy after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
+    /// Variants per batch of --strategy: each batch is one bench process.
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub batch_size: usize,
 }
 
 /// `merge`.

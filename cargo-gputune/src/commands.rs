@@ -241,7 +241,7 @@ fn run_bundle_command(
     let store = Store::open(&path)?;
     crate::interrupt::storing();
     let started = std::time::Instant::now();
-    let counters = bundle::run_bundle(&r.dir, &store, (r.shard, r.no_race), out)?;
+    let counters = bundle::run_bundle(r, &store, out)?;
     out.status(&format!(
         "Done: {} run(s), {} result(s) stored in {}",
         counters.runs,

@@ -205,3 +205,78 @@ fn shards_of_a_bundle_merge_into_what_one_run_measures() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_strategy_searches_a_bundle_of_the_whole_space() {
+    let bin = cargo_gputune();
+    let dir = temp_dir("bundle-strategy");
+    let bundle = dir.join("bundle");
+    let bundle_arg = bundle.to_str().expect("utf-8");
+    let out = gputune(
+        &bin,
+        "gputune-fixture-spin",
+        &dir.join("unused.db"),
+        &[
+            "search",
+            "--build-only",
+            "--bundle",
+            bundle_arg,
+            "--",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "10",
+            "--no-batch",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    // Two variants of four, proposed by a seeded random strategy in batches of one: the same
+    // seed picks the same two, each run from the bundle's one binary.
+    let search = |db: &str| {
+        bundled(
+            &bundle,
+            &[
+                "run-bundle",
+                bundle_arg,
+                "--db",
+                db,
+                "--strategy",
+                "random",
+                "--seed",
+                "7",
+                "--max-evals",
+                "2",
+                "--batch-size",
+                "1",
+            ],
+        )
+    };
+    let (a, b) = (dir.join("a.db"), dir.join("b.db"));
+    for db in [&a, &b] {
+        let run = search(db.to_str().expect("utf-8"));
+        assert!(run.status.success(), "{}", text(&run));
+        assert!(
+            stderr(&run).contains("Searching with the random strategy (at most 2 variants)"),
+            "{}",
+            text(&run)
+        );
+    }
+    let (ra, rb) = (report(&bin, &a), report(&bin, &b));
+    assert_eq!(ra.len(), 3, "base and two variants: {ra:?}");
+    let names = |r: &[(String, Option<f64>)]| r.iter().map(|v| v.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&ra), names(&rb), "the same seed, the same variants");
+
+    let refused = bundled(
+        &bundle,
+        &[
+            "run-bundle",
+            bundle_arg,
+            "--strategy",
+            "random",
+            "--shard",
+            "1/2",
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    let _ = std::fs::remove_dir_all(&dir);
+}
