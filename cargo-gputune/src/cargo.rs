@@ -251,6 +251,9 @@ pub enum BuildOutcome {
     },
 }
 
+/// The longest selection passed in `GPUTUNE_VARIANTS` itself; longer ones go through a file.
+const SELECTION_IN_ENV: usize = 32 * 1024;
+
 /// Builds `target` with `GPUTUNE_VARIANTS=selection` and copies its executable to `dest`.
 pub fn build(
     ws: &Workspace,
@@ -289,8 +292,18 @@ pub fn build(
     if args.offline {
         cmd.arg("--offline");
     }
+    // Linux caps one environment variable at 128 KiB (about 1 300 labels of a large space):
+    // a longer selection goes through a file, which the build script reads as `@FILE`.
+    let selection = if selection.len() > SELECTION_IN_ENV {
+        let file = logs.join(format!("{stem}.variants"));
+        std::fs::write(&file, selection.replace(',', "\n"))
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        format!("@{}", file.display())
+    } else {
+        selection.to_string()
+    };
     cmd.env("CARGO_TARGET_DIR", &ws.target_dir)
-        .env("GPUTUNE_VARIANTS", selection)
+        .env("GPUTUNE_VARIANTS", &selection)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&json_path)?)
         .stderr(std::fs::File::create(&log_path)?);

@@ -8,7 +8,7 @@
 //! function this crate does not have is ignored unless it names this crate, because every
 //! build script of the build sees the variable; a label that is not a point is an error.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gputune_grammar::Point;
 
@@ -62,8 +62,10 @@ pub fn normalise(name: &str) -> String {
     name.replace('-', "_")
 }
 
-/// What `selectors` select in crate `crate_name`: function name → its selected points in
-/// enumeration order (base is always compiled in and never listed here).
+/// What `selectors` select in crate `crate_name`: function name → its selected points, in
+/// the order the selectors first name them (base is always compiled in and never listed
+/// here). Each function's space is enumerated once and labels are looked up in a map, so a
+/// batch of the whole space of a large function (10 000+ labels) resolves in one pass.
 pub fn resolve(
     selectors: &[Selector],
     crate_name: &str,
@@ -71,6 +73,9 @@ pub fn resolve(
 ) -> Result<BTreeMap<String, Vec<Point>>, String> {
     let crate_name = normalise(crate_name);
     let mut out: BTreeMap<String, Vec<Point>> = BTreeMap::new();
+    // Per function: its space, each label's index in it, and the indices selected so far.
+    let mut spaces: HashMap<&str, (Vec<Point>, HashMap<String, usize>, HashSet<usize>)> =
+        HashMap::new();
     for s in selectors {
         let ours = s.crate_name.as_deref().map(|c| c == crate_name);
         if ours == Some(false) {
@@ -91,12 +96,20 @@ pub fn resolve(
             }
             continue;
         };
-        let space = f.spec.space();
-        let chosen: Vec<Point> = match s.label.as_str() {
-            "*" => space,
+        let (space, index, seen) = spaces.entry(f.name.as_str()).or_insert_with(|| {
+            let space = f.spec.space();
+            let index = space
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.label(), i))
+                .collect();
+            (space, index, HashSet::new())
+        });
+        let chosen: Vec<usize> = match s.label.as_str() {
+            "*" => (0..space.len()).collect(),
             "base" => Vec::new(),
-            label => match space.into_iter().find(|p| p.label() == label) {
-                Some(p) => vec![p],
+            label => match index.get(label) {
+                Some(&i) => vec![i],
                 None => {
                     return Err(format!(
                         "`{}.{label}` is not a variant of `{}`: not a point of its space \
@@ -109,9 +122,9 @@ pub fn resolve(
             },
         };
         let slot = out.entry(f.name.clone()).or_default();
-        for p in chosen {
-            if !slot.contains(&p) {
-                slot.push(p);
+        for i in chosen {
+            if seen.insert(i) {
+                slot.push(space[i].clone());
             }
         }
     }
@@ -154,6 +167,31 @@ mod tests {
             labels("my_crate::g.c_2 other::g.c_4 h.x_1 # comment g.c_1").expect("scoped"),
             ["g.c_2"]
         );
+    }
+
+    #[test]
+    fn every_label_of_a_large_space_resolves_once_in_its_order() {
+        // 20 × 20 × 30 = 12 000 points, each named twice and "*" once more: each is selected
+        // once, in the order first named.
+        let found = scan_source(
+            "src/lib.rs",
+            "#[tune(a = 0..20, b = 0..20, c = 0..30, base(a = 0, b = 0, c = 0))] fn big() {}",
+        )
+        .0;
+        let space = found[0].spec.space();
+        assert_eq!(space.len(), 12_000);
+        let mut text: Vec<String> = space
+            .iter()
+            .rev()
+            .map(|p| format!("big.{}", p.label()))
+            .collect();
+        text.extend(space.iter().map(|p| format!("big.{}", p.label())));
+        text.push("big.*".into());
+        let selected =
+            resolve(&parse(&text.join("\n")).expect("parses"), "c", &found).expect("resolves");
+        let got: Vec<String> = selected["big"].iter().map(|p| p.label()).collect();
+        let want: Vec<String> = space.iter().rev().map(|p| p.label()).collect();
+        assert_eq!(got, want);
     }
 
     #[test]
