@@ -141,6 +141,10 @@ pub enum Command {
     /// into the --db store: every row and space, idempotently. Stores of another revision,
     /// space or schema are refused.
     Merge(MergeArgs),
+    /// Run a bundle's shards as a SLURM job array (`sbatch`): task I runs `run-bundle --shard
+    /// I/N`; with --wait, wait for the array and merge the shards' stores. Submitting again
+    /// resumes every shard from its store.
+    Slurm(SlurmArgs),
     /// Replay a strategy against the recorded results of a store, without a GPU (Kernel
     /// Tuner's simulation mode): per seed, the best score it finds as a fraction of the best
     /// recorded, after how many evaluations, and the recorded time they would take.
@@ -205,6 +209,37 @@ pub struct RunBundleArgs {
     /// Variants per batch of --strategy: each batch is one bench process.
     #[arg(long, default_value_t = 32, value_name = "N")]
     pub batch_size: usize,
+}
+
+/// `slurm`.
+#[derive(Debug, Args)]
+pub struct SlurmArgs {
+    /// The bundle directory (`search --build-only --bundle DIR`), on a file system the nodes
+    /// share.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Tasks of the array: the bundle's variants in N contiguous parts, each with base.
+    #[arg(long, value_name = "N")]
+    pub shards: usize,
+    /// `#SBATCH --partition`.
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// `#SBATCH --gpus-per-task`.
+    #[arg(long, value_name = "N")]
+    pub gpus_per_task: Option<u32>,
+    /// `#SBATCH --time`, the time limit of each task (`HH:MM:SS`).
+    #[arg(long)]
+    pub time: Option<String>,
+    /// A further `#SBATCH` option, passed as it is (repeatable: `--sbatch-arg=--account=x`).
+    #[arg(long = "sbatch-arg", value_name = "OPTION", allow_hyphen_values = true)]
+    pub sbatch_args: Vec<String>,
+    /// `#SBATCH --job-name`.
+    #[arg(long, default_value = "gputune")]
+    pub job_name: String,
+    /// Wait for the array to finish, then merge the shards into DIR/gputune.db (or --db);
+    /// exit 1 if a task did not finish (submit again to resume it).
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// `merge`.

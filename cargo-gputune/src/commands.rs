@@ -58,6 +58,7 @@ pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
         Command::Report(r) => report_command(ws, &args, &r, out),
         Command::RunBundle(r) => run_bundle_command(&args, &r, out),
         Command::Merge(m) => merge_command(ws, &args, &m, out),
+        Command::Slurm(s) => slurm_command(&args, &s, out),
         Command::Replay(r) => replay_command(ws, &args, &r, out),
         Command::Apply(a) => apply_command(&ws?, &args, &a, out),
         Command::Check(c) => check_command(&ws?, &args, &c),
@@ -252,6 +253,37 @@ fn run_bundle_command(
         out.status(&line);
     }
     Ok(0)
+}
+
+/// `slurm`: submits the bundle's shards as a job array; with `--wait`, merges them and exits
+/// 1 when a task did not finish.
+fn slurm_command(args: &cli::CargoArgs, s: &cli::SlurmArgs, out: &mut Output) -> Result<i32> {
+    let submitted = crate::slurm::submit(s, args.db.as_deref(), out)?;
+    println!("{}", submitted.job);
+    let Some((store, unfinished)) = submitted.merged else {
+        return Ok(0);
+    };
+    if unfinished.is_empty() {
+        out.status(&format!(
+            "Done: job {}, every shard finished and merged into {}",
+            submitted.job,
+            store.display()
+        ));
+        return Ok(0);
+    }
+    let tasks: Vec<String> = unfinished.iter().map(usize::to_string).collect();
+    out.status(&format!(
+        "Job {}: task(s) {} did not finish (see {}/task-I.out); what finished is merged into \
+         {}. Submit again to resume them: nothing measured is measured twice",
+        submitted.job,
+        tasks.join(", "),
+        submitted
+            .script
+            .parent()
+            .map_or_else(String::new, |p| p.display().to_string()),
+        store.display()
+    ));
+    Ok(1)
 }
 
 /// `merge`: the sources into the `--db` store (the workspace's by default), under its search

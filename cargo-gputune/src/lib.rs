@@ -27,6 +27,7 @@ pub mod results;
 pub mod runs;
 pub mod score;
 pub mod search;
+pub mod slurm;
 pub mod store;
 pub mod strategy;
 
