@@ -102,6 +102,32 @@ pub fn live_score(score: &Score, times: Option<(Timing, Timing)>) -> String {
     line
 }
 
+/// Where the search's time went, in one line (issue 15's critical path): when its first cold
+/// sample was taken, and what its bench processes spent opening the device, setting up,
+/// computing reference outputs and waiting for kernels to compile, against measuring. `None`
+/// when no process said (benches of an older protocol).
+pub fn critical_path(
+    counters: &crate::runs::Counters,
+    started: std::time::Instant,
+) -> Option<String> {
+    let t = &counters.timeline;
+    if t.total <= 0.0 {
+        return None;
+    }
+    let first = counters.first_sample_at.map_or("none".to_string(), |at| {
+        format!(
+            "{:.2} s",
+            at.saturating_duration_since(started).as_secs_f64()
+        )
+    });
+    Some(format!(
+        "Time to the first sample {first}; in {} bench process(es) of {:.2} s in all: \
+         device open {:.2} s, setup {:.2} s, reference outputs {:.2} s, compile waits {:.2} s, \
+         measuring {:.2} s",
+        counters.runs, t.total, t.device_open, t.setup, t.reference, t.compile_wait, t.measure
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,30 +201,4 @@ mod tests {
         let line = live_score(&score(0.999, false), Some((t(1e-3, None), t(1e-3, None))));
         assert_eq!(line, "0.9990×  1.000 ms vs base 1.000 ms  within noise");
     }
-}
-
-/// Where the search's time went, in one line (issue 15's critical path): when its first cold
-/// sample was taken, and what its bench processes spent opening the device, setting up,
-/// computing reference outputs and waiting for kernels to compile, against measuring. `None`
-/// when no process said (benches of an older protocol).
-pub fn critical_path(
-    counters: &crate::runs::Counters,
-    started: std::time::Instant,
-) -> Option<String> {
-    let t = &counters.timeline;
-    if t.total <= 0.0 {
-        return None;
-    }
-    let first = counters.first_sample_at.map_or("none".to_string(), |at| {
-        format!(
-            "{:.2} s",
-            at.saturating_duration_since(started).as_secs_f64()
-        )
-    });
-    Some(format!(
-        "Time to the first sample {first}; in {} bench process(es) of {:.2} s in all: \
-         device open {:.2} s, setup {:.2} s, reference outputs {:.2} s, compile waits {:.2} s, \
-         measuring {:.2} s",
-        counters.runs, t.total, t.device_open, t.setup, t.reference, t.compile_wait, t.measure
-    ))
 }

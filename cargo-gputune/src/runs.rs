@@ -69,7 +69,7 @@ impl Counters {
             sum.total += t.total;
             if let Some(first) = t.first_sample {
                 let at = started + Duration::from_secs_f64(first);
-                if self.first_sample_at.is_none_or(|a| at < a) {
+                if self.first_sample_at.map_or(true, |a| at < a) {
                     self.first_sample_at = Some(at);
                 }
             }

@@ -62,6 +62,10 @@ pub fn normalise(name: &str) -> String {
     name.replace('-', "_")
 }
 
+/// A function's space as [`resolve`] walks it: the points, each label's index among them, and
+/// the indices selected so far.
+type Indexed = (Vec<Point>, HashMap<String, usize>, HashSet<usize>);
+
 /// What `selectors` select in crate `crate_name`: function name → its selected points, in
 /// the order the selectors first name them (base is always compiled in and never listed
 /// here). Each function's space is enumerated once and labels are looked up in a map, so a
@@ -73,9 +77,7 @@ pub fn resolve(
 ) -> Result<BTreeMap<String, Vec<Point>>, String> {
     let crate_name = normalise(crate_name);
     let mut out: BTreeMap<String, Vec<Point>> = BTreeMap::new();
-    // Per function: its space, each label's index in it, and the indices selected so far.
-    let mut spaces: HashMap<&str, (Vec<Point>, HashMap<String, usize>, HashSet<usize>)> =
-        HashMap::new();
+    let mut spaces: HashMap<&str, Indexed> = HashMap::new();
     for s in selectors {
         let ours = s.crate_name.as_deref().map(|c| c == crate_name);
         if ours == Some(false) {

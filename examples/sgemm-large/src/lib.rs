@@ -1,0 +1,579 @@
+//! A large tuning space (issue 17): an SGEMM, `C = A·B`, in the style of CLBlast's xgemm
+//! kernel, `#[tune]`d over ten parameters whose space holds 16,020 points after its
+//! `require`s.
+//!
+//! A space this size is recorded by compiling every variant into one batch binary, and
+//! `#[tune]` expands the function's body once per variant. So the body is one call: it packs
+//! the variant's constants into a [`Params`] and hands them to [`launch`], an ordinary
+//! function compiled once whatever the number of variants.
+//!
+//! The body does not pass `TUNED` either: each use of it is a static of its own (ten
+//! 4-tuples of `&str`, 640 bytes, plus 40 pointers that a position-independent executable
+//! relocates at load, 24 bytes each), about 1.6 KB per variant, which made the batch binary
+//! of the whole space 32 MB of which 28 MB were those statics and their relocations.
+//! [`tuned`] builds the same value at run time instead, once per variant a process runs.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use gputune_macros::tune;
+use gputune_runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use gputune_runtime::kernel::{Kernel, Tuned};
+use gputune_runtime::BoxError;
+
+/// The CUDA C++ source of the kernel.
+pub const SOURCE: &str = include_str!("sgemm.cu");
+
+static SGEMM: Kernel = Kernel::new(SOURCE, "sgemm");
+
+/// The largest block tile: `n` must be a multiple of it (the kernel has no edge handling).
+pub const MAX_TILE: usize = 128;
+
+/// The dynamic shared memory a block may use without opting in.
+pub const SHARED_LIMIT: usize = 48 * 1024;
+
+/// One point of the space as run-time values (the `#[tune]` parameters, same names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Params {
+    /// Rows of the block's tile of C.
+    pub bm: usize,
+    /// Columns of the block's tile of C.
+    pub bn: usize,
+    /// Depth of the slabs of A and B a block works through at a time.
+    pub bk: usize,
+    /// Rows of each thread's register tile.
+    pub tm: usize,
+    /// Columns of each thread's register tile.
+    pub tn: usize,
+    /// Vector width of the global loads that stage a slab (1, 2 or 4 floats).
+    pub vec: usize,
+    /// 1: stage A through shared memory; 0: read it from global memory in the inner loop.
+    pub sa: usize,
+    /// 1: stage B through shared memory; 0: read it from global memory in the inner loop.
+    pub sb: usize,
+    /// Unroll factor of the inner loop over k.
+    pub unroll: usize,
+    /// 1: pad each shared-memory row by one float.
+    pub pad: usize,
+}
+
+impl Params {
+    /// The value of the parameter `name` (as `#[tune]` declares it: `bm`, …, `pad`).
+    pub fn get(&self, name: &str) -> Option<usize> {
+        Some(match name {
+            "bm" => self.bm,
+            "bn" => self.bn,
+            "bk" => self.bk,
+            "tm" => self.tm,
+            "tn" => self.tn,
+            "vec" => self.vec,
+            "sa" => self.sa,
+            "sb" => self.sb,
+            "unroll" => self.unroll,
+            "pad" => self.pad,
+            _ => return None,
+        })
+    }
+
+    /// Threads per block: one per register tile.
+    pub fn threads(&self) -> usize {
+        (self.bm / self.tm) * (self.bn / self.tn)
+    }
+
+    /// The dynamic shared memory the kernel uses: the staged slabs, with their padding.
+    pub fn shared_bytes(&self) -> usize {
+        let a = self.sa * self.bk * (self.bm + self.pad);
+        let b = self.sb * self.bk * (self.bn + self.pad);
+        (a + b) * std::mem::size_of::<f32>()
+    }
+
+    /// The launch for `n`×`n` matrices: one block per `bm`×`bn` tile of C.
+    pub fn launch_config(&self, n: usize) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: ((n / self.bn) as u32, (n / self.bm) as u32, 1),
+            block_dim: (self.threads() as u32, 1, 1),
+            shared_mem_bytes: self.shared_bytes() as u32,
+        }
+    }
+}
+
+/// `c = a·b` for row-major `n`×`n` matrices (`n` a multiple of [`MAX_TILE`]), enqueued on
+/// `stream`.
+///
+/// The `require`s keep the points the kernel computes correctly: 32 to 1024 threads per
+/// block, staged slabs within 48 KiB, the vector loads of each staged slab shared evenly by
+/// the threads and never straddling a row, and `unroll` dividing `bk`. The last one drops
+/// duplicates: with neither A nor B staged, `vec` and `pad` change nothing. The kernel
+/// declares its block size (`__launch_bounds__`), so that ptxas keeps its registers within
+/// what the block can have; a point the device still refuses would be `invalid` (`check`).
+#[tune(
+    bm = [32, 64, 128], bn = [32, 64, 128], bk = [16, 32, 64],
+    tm = [1, 2, 4, 8], tn = [1, 2, 4, 8], vec = [1, 2, 4],
+    sa = [0, 1], sb = [0, 1], unroll = [1, 2, 4], pad = [0, 1],
+    require((bm / tm) * (bn / tn) >= 32 && (bm / tm) * (bn / tn) <= 1024),
+    require((sa * bk * (bm + pad) + sb * bk * (bn + pad)) * 4 <= 49152),
+    require(bk % vec == 0 && bn % vec == 0),
+    require(sa == 0 || (bm * bk) % ((bm / tm) * (bn / tn) * vec) == 0),
+    require(sb == 0 || (bk * bn) % ((bm / tm) * (bn / tn) * vec) == 0),
+    require(bk % unroll == 0),
+    require(sa + sb > 0 || (vec == 1 && pad == 0)),
+    base(bm = 64, bn = 64, bk = 16, tm = 4, tn = 4, vec = 1, sa = 1, sb = 1, unroll = 1, pad = 0)
+)]
+pub fn sgemm(
+    stream: &Arc<CudaStream>,
+    ab: (&CudaSlice<f32>, &CudaSlice<f32>),
+    c: &mut CudaSlice<f32>,
+    n: usize,
+) -> Result<(), BoxError> {
+    // The whole per-variant body: everything else is compiled once, in `launch`.
+    launch(
+        &Params {
+            bm: BM,
+            bn: BN,
+            bk: BK,
+            tm: TM,
+            tn: TN,
+            vec: VEC,
+            sa: SA,
+            sb: SB,
+            unroll: UNROLL,
+            pad: PAD,
+        },
+        stream,
+        ab,
+        c,
+        n,
+    )
+}
+
+/// The `TUNED` of [`sgemm`]'s variant `params`, as `#[tune]` would give it (`("sgemm",
+/// [("bm", "BM", value, base value), …])`), built at run time: once per point and process,
+/// then the same `'static` value, whose address [`Kernel::get`] tells variants apart by.
+///
+/// An error for a parameter [`Params`] does not have (a `#[tune]` edited without it).
+pub fn tuned(params: &Params) -> Result<Tuned, BoxError> {
+    static INTERNED: OnceLock<Mutex<HashMap<Params, Tuned>>> = OnceLock::new();
+    let mut interned = INTERNED
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(tuned) = interned.get(params) {
+        return Ok(*tuned);
+    }
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let mut entries = Vec::with_capacity(SGEMM_PARAMS.len());
+    for (name, base) in SGEMM_PARAMS {
+        let value = params
+            .get(name)
+            .ok_or_else(|| format!("Params has no parameter `{name}`"))?;
+        entries.push((
+            *name,
+            leak(name.to_uppercase()),
+            leak(value.to_string()),
+            *base,
+        ));
+    }
+    let tuned: Tuned = ("sgemm", Box::leak(entries.into_boxed_slice()));
+    interned.insert(*params, tuned);
+    Ok(tuned)
+}
+
+/// Launches the kernel of [`sgemm`]'s variant `params`: what its every variant calls. Not
+/// inlined, so that a batch binary holds one copy of it.
+#[inline(never)]
+pub fn launch(
+    params: &Params,
+    stream: &Arc<CudaStream>,
+    (a, b): (&CudaSlice<f32>, &CudaSlice<f32>),
+    c: &mut CudaSlice<f32>,
+    n: usize,
+) -> Result<(), BoxError> {
+    if n == 0 || n % MAX_TILE != 0 || a.len() < n * n || b.len() < n * n || c.len() < n * n {
+        return Err(format!(
+            "sgemm needs n×n matrices with n a positive multiple of {MAX_TILE}, not n = {n}"
+        )
+        .into());
+    }
+    let kernel = SGEMM.get(tuned(params)?, stream, &[])?;
+    let config = kernel.check(params.launch_config(n))?;
+    let n = i32::try_from(n)?;
+    let mut launch = stream.launch_builder(kernel.function());
+    launch.arg(a).arg(b).arg(c).arg(&n);
+    // SAFETY: the arguments match sgemm(const float*, const float*, float*, int); every index
+    // the kernel touches is below n·n, which all three slices hold (checked above), and its
+    // vector loads are aligned (n is a multiple of 4; the allocations are 256-byte aligned).
+    unsafe { launch.launch(config) }?;
+    Ok(())
+}
+
+/// An `n`×`n` matrix of eighths 1/8…1, scrambled by a multiplicative hash of the index and
+/// `seed` (a pattern of period 8 along rows would make every row of C alike, hiding a mixed-up
+/// row): the bench's and the tests' inputs. Every product of two is a multiple of 1/64 up to
+/// 1, so every partial sum of a row-by-column product is a multiple of 1/64 up to n: for
+/// n = 1024, 17 significant bits at most (up to n = 2^18, 24), exact in f32 whatever the
+/// order of the additions, so every correct variant agrees with base, and with the host, bit
+/// for bit.
+pub fn eighths(n: usize, seed: u32) -> Vec<f32> {
+    (0..n * n)
+        .map(|i| {
+            let h = (i as u32 ^ seed).wrapping_mul(2_654_435_761) >> 29;
+            (h + 1) as f32 / 8.0
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skipped(why: &str) {
+        use std::io::Write;
+        let test = std::thread::current().name().unwrap_or("test").to_owned();
+        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
+    }
+
+    /// Every label of the space, from the build script's manifest.
+    fn labels() -> Vec<String> {
+        // Compiled in, so that the test binary runs on a GPU machine without the build tree.
+        let text = include_str!(concat!(env!("OUT_DIR"), "/gputune/manifest.json"));
+        let m: serde_json::Value = serde_json::from_str(text).expect("JSON");
+        m["functions"][0]["labels"]
+            .as_array()
+            .expect("labels")
+            .iter()
+            .filter_map(|l| l.as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// The defines NVRTC gets for `label`.
+    fn defines(label: &str) -> Vec<(String, String)> {
+        SGEMM
+            .label_defines(SGEMM_PARAMS, label, &[])
+            .expect("a label")
+    }
+
+    /// The parameters the kernel sees for `label`, read back from its defines.
+    fn params(label: &str) -> Params {
+        let defines = defines(label);
+        let get = |name: &str| -> usize {
+            defines
+                .iter()
+                .find(|(n, _)| n == name)
+                .unwrap_or_else(|| panic!("{label}: no define {name}"))
+                .1
+                .parse()
+                .expect("an integer")
+        };
+        Params {
+            bm: get("BM"),
+            bn: get("BN"),
+            bk: get("BK"),
+            tm: get("TM"),
+            tn: get("TN"),
+            vec: get("VEC"),
+            sa: get("SA"),
+            sb: get("SB"),
+            unroll: get("UNROLL"),
+            pad: get("PAD"),
+        }
+    }
+
+    #[test]
+    fn the_space_has_16020_points() {
+        let labels = labels();
+        assert_eq!(labels.len(), 16_020);
+        assert!(labels.len() >= 10_000);
+        let mut unique = labels.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), labels.len());
+    }
+
+    #[test]
+    fn every_point_fits_a_block_and_divides_its_loads() {
+        for label in labels() {
+            let p = params(&label);
+            let threads = p.threads();
+            assert!((32..=1024).contains(&threads), "{label}: {threads} threads");
+            assert!(
+                p.shared_bytes() <= SHARED_LIMIT,
+                "{label}: {} bytes of shared memory",
+                p.shared_bytes()
+            );
+            assert_eq!(p.bm % p.tm + p.bn % p.tn, 0, "{label}");
+            assert!(
+                MAX_TILE % p.bm + MAX_TILE % p.bn + MAX_TILE % p.bk == 0,
+                "{label}"
+            );
+            assert_eq!(p.bk % p.unroll, 0, "{label}");
+            if p.sa == 1 {
+                assert_eq!(p.bk % p.vec, 0, "{label}");
+                assert_eq!((p.bm * p.bk) % (threads * p.vec), 0, "{label}");
+            }
+            if p.sb == 1 {
+                assert_eq!(p.bn % p.vec, 0, "{label}");
+                assert_eq!((p.bk * p.bn) % (threads * p.vec), 0, "{label}");
+            }
+            assert!(p.sa <= 1 && p.sb <= 1 && p.pad <= 1, "{label}");
+        }
+    }
+
+    #[test]
+    fn the_limits_bite() {
+        // The shared-memory require is not vacuous: the largest slabs fill 48 KiB exactly.
+        let all: Vec<Params> = labels().iter().map(|l| params(l)).collect();
+        assert_eq!(
+            all.iter().map(Params::shared_bytes).max(),
+            Some(SHARED_LIMIT)
+        );
+        let threads: Vec<usize> = all.iter().map(Params::threads).collect();
+        assert_eq!(threads.iter().min(), Some(&32));
+        assert_eq!(threads.iter().max(), Some(&1024));
+    }
+
+    #[test]
+    fn base_is_the_middle_point() {
+        let base = params("base");
+        assert_eq!(
+            base,
+            Params {
+                bm: 64,
+                bn: 64,
+                bk: 16,
+                tm: 4,
+                tn: 4,
+                vec: 1,
+                sa: 1,
+                sb: 1,
+                unroll: 1,
+                pad: 0
+            }
+        );
+        let config = base.launch_config(1024);
+        assert_eq!(config.grid_dim, (16, 16, 1));
+        assert_eq!(config.block_dim, (256, 1, 1));
+        assert_eq!(config.shared_mem_bytes, 2 * 16 * 64 * 4);
+    }
+
+    #[test]
+    fn tuned_is_what_tune_gives_the_variant() {
+        // Base's TUNED as the build script wrote it for #[tune], against the one built here.
+        let generated = include_str!(concat!(env!("OUT_DIR"), "/gputune/sgemm.rs"));
+        let written = generated
+            .split("const TUNED: (&str, &[(&str, &str, &str, &str)]) = ")
+            .nth(1)
+            .and_then(|rest| rest.split(';').next())
+            .expect("base's TUNED in the generated dispatch")
+            .replace('&', "");
+        let base = tuned(&params("base")).expect("base");
+        assert_eq!(format!("{base:?}"), written);
+        // Every point's defines are its label's, and a point is interned once.
+        for label in labels() {
+            let p = params(&label);
+            let first = tuned(&p).expect("a point");
+            let again = tuned(&p).expect("a point");
+            assert!(std::ptr::eq(first.1, again.1), "{label}");
+            let got: Vec<(String, String)> = SGEMM
+                .variant_defines(first, &[])
+                .into_iter()
+                .map(|(n, v)| (n.to_string(), v))
+                .collect();
+            assert_eq!(got, defines(&label), "{label}");
+        }
+    }
+
+    /// Base, the extremes (fewest and most threads, most shared memory, largest register
+    /// tile) and every 97th label: a spread of every parameter's values.
+    fn sample() -> Vec<String> {
+        let labels = labels();
+        let all: Vec<Params> = labels.iter().map(|l| params(l)).collect();
+        let pick = |key: &dyn Fn(&Params) -> usize, max: bool| {
+            let i = (0..all.len())
+                .max_by_key(|&i| {
+                    let k = key(&all[i]);
+                    if max {
+                        k
+                    } else {
+                        usize::MAX - k
+                    }
+                })
+                .expect("a point");
+            labels[i].clone()
+        };
+        let mut sample = vec!["base".to_string()];
+        sample.push(pick(&Params::threads, false));
+        sample.push(pick(&Params::threads, true));
+        sample.push(pick(&Params::shared_bytes, true));
+        sample.push(pick(&|p| p.tm * p.tn * p.unroll * p.vec, true));
+        sample.extend(labels.iter().step_by(97).cloned());
+        sample
+    }
+
+    #[test]
+    fn the_sample_takes_every_value_of_every_parameter() {
+        let values = |labels: &[String]| {
+            let mut seen: Vec<(&str, usize)> = Vec::new();
+            for label in labels {
+                let p = params(label);
+                for (name, _) in SGEMM_PARAMS {
+                    let v = (*name, p.get(name).expect("a parameter"));
+                    if !seen.contains(&v) {
+                        seen.push(v);
+                    }
+                }
+            }
+            seen.sort();
+            seen
+        };
+        assert_eq!(values(&sample()), values(&labels()));
+    }
+
+    #[test]
+    fn nvrtc_compiles_a_spread_of_points() {
+        let sample = sample();
+        assert!(sample.len() > 160, "{}", sample.len());
+        for label in sample {
+            let defines = defines(&label);
+            let defines: Vec<(&str, String)> = defines
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.clone()))
+                .collect();
+            match gputune_runtime::backend::cuda::compiles_for(SOURCE, &defines, 90) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return skipped("needs NVRTC (the CUDA toolkit), which is not installed")
+                }
+                Err(e) => panic!("{label} {defines:?} does not compile: {e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn nvrtc_rejects_a_point_outside_the_space() {
+        // The kernel's static_asserts back the requires: A's 32·16 floats do not divide among
+        // 256 threads loading float4s.
+        let mut defines = defines("base");
+        for (name, value) in &mut defines {
+            match name.as_str() {
+                "BM" => *value = "32".into(),
+                "TM" => *value = "2".into(),
+                "VEC" => *value = "4".into(),
+                _ => {}
+            }
+        }
+        let defines: Vec<(&str, String)> = defines
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.clone()))
+            .collect();
+        match gputune_runtime::backend::cuda::compiles_for(SOURCE, &defines, 90) {
+            Ok(true) => panic!("{defines:?} compiled"),
+            Ok(false) => skipped("needs NVRTC (the CUDA toolkit), which is not installed"),
+            Err(e) => assert!(e.to_string().contains("divide among the threads"), "{e}"),
+        }
+    }
+
+    /// The host's `a·b`, exact for these inputs whatever the order of the additions.
+    fn host_product(a: &[f32], b: &[f32], n: usize) -> Vec<f32> {
+        let mut c = vec![0.0f32; n * n];
+        for i in 0..n {
+            for k in 0..n {
+                let x = a[i * n + k];
+                for j in 0..n {
+                    c[i * n + j] += x * b[k * n + j];
+                }
+            }
+        }
+        c
+    }
+
+    /// On a GPU (skipped without one): base, the extremes and every 97th point, or every
+    /// `SGEMM_LARGE_GPU_EVERY`-th point of the space (`1`: all of them), compute exactly the
+    /// host's product at n = 256, two blocks of the largest tile each way.
+    #[test]
+    fn on_a_gpu_the_points_compute_the_exact_product() {
+        use gputune_runtime::backend::cuda::CudaHandles;
+        use gputune_runtime::cudarc::driver::{sys, CudaContext};
+        // SAFETY: only tries to dlopen the driver library; nothing is called.
+        if !unsafe { sys::is_culib_present() } {
+            return skipped("needs a CUDA driver, which is not installed");
+        }
+        let context = match CudaContext::new(0) {
+            Ok(context) => context,
+            Err(e) => return skipped(&format!("no usable device: {e}")),
+        };
+        let stream = context.default_stream();
+        let labels: Vec<String> = match std::env::var("SGEMM_LARGE_GPU_EVERY") {
+            Ok(every) => {
+                let every: usize = every.parse().expect("SGEMM_LARGE_GPU_EVERY: a number");
+                let mut labels: Vec<String> = labels().into_iter().step_by(every).collect();
+                labels.insert(0, "base".into());
+                labels
+            }
+            Err(_) => sample(),
+        };
+        // Compile on every core but one, in the background, in the order they run.
+        let sets: Vec<Vec<(String, String)>> = labels.iter().map(|l| defines(l)).collect();
+        let sets: Vec<Vec<(&str, String)>> = sets
+            .iter()
+            .map(|s| s.iter().map(|(n, v)| (n.as_str(), v.clone())).collect())
+            .collect();
+        let handles = CudaHandles {
+            context: context.clone(),
+            stream: stream.clone(),
+        };
+        let started = std::time::Instant::now();
+        let background = handles
+            .precompile_named(SOURCE, &sets, &["sgemm"])
+            .expect("NVRTC");
+
+        let n = 256;
+        let (a_host, b_host) = (eighths(n, 0xa), eighths(n, 0xb));
+        let expected = host_product(&a_host, &b_host, n);
+        let a = stream.clone_htod(&a_host).expect("a");
+        let b = stream.clone_htod(&b_host).expect("b");
+        let mut c = stream.alloc_zeros::<f32>(n * n).expect("c");
+        let poison = vec![f32::NAN; n * n];
+        let (mut checked, mut invalid) = (0, Vec::new());
+        for label in &labels {
+            let p = params(label);
+            stream.memcpy_htod(&poison, &mut c).expect("poison");
+            match launch(&p, &stream, (&a, &b), &mut c, n) {
+                Ok(()) => {}
+                Err(e)
+                    if matches!(
+                        e.downcast_ref::<gputune_runtime::Error>(),
+                        Some(gputune_runtime::Error::InvalidLaunch(_))
+                    ) =>
+                {
+                    invalid.push(format!("{label}: {e}"));
+                    continue;
+                }
+                Err(e) => panic!("{label}: {e}"),
+            }
+            let got = stream.clone_dtoh(&c).expect("c back");
+            if let Some(i) = (0..n * n).find(|&i| got[i] != expected[i]) {
+                panic!(
+                    "{label}: C[{}][{}] is {}, not {}",
+                    i / n,
+                    i % n,
+                    got[i],
+                    expected[i]
+                );
+            }
+            checked += 1;
+        }
+        let summary = background.wait();
+        eprintln!(
+            "{checked} points exact, {} refused at launch (first: {:?}); compiled {} ({} from \
+             disk, {} threads), {:.1} s in all",
+            invalid.len(),
+            invalid.first(),
+            summary.compiled,
+            summary.from_disk,
+            summary.threads,
+            started.elapsed().as_secs_f64()
+        );
+        assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+        assert_eq!(checked + invalid.len(), labels.len());
+    }
+}
