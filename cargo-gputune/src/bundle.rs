@@ -176,7 +176,7 @@ pub fn run_bundle(args: &RunBundleArgs, store: &Store, out: &mut Output) -> Resu
                 .with_context(|| format!("{} has no bench `{}`", base_bin.display(), b.bench))
         };
         let (info, declared) = (find(&filtered)?, find(&declared)?);
-        let (device, arch) = protocol::device(&base_bin, &b.bench)?;
+        let (device, arch) = protocol::device(&base_bin, &b.bench, args.device)?;
         store.put_space(
             &b.package,
             &b.function.name,
@@ -190,6 +190,7 @@ pub fn run_bundle(args: &RunBundleArgs, store: &Store, out: &mut Output) -> Resu
         };
         let mut bench_args = gputune_protocol::BenchArgs::from_flags(&b.bench_args)
             .with_context(|| format!("the bundle's bench arguments {:?}", b.bench_args))?;
+        bench_args.device = args.device;
         let mut revision = b.revision.clone();
         if no_race {
             bench_args.decide = None;

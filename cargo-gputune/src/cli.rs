@@ -209,6 +209,20 @@ pub struct RunBundleArgs {
     /// Variants per batch of --strategy: each batch is one bench process.
     #[arg(long, default_value_t = 32, value_name = "N")]
     pub batch_size: usize,
+    /// The GPU (CUDA ordinal) the bench processes measure on.
+    #[arg(
+        long,
+        default_value_t = 0,
+        value_name = "N",
+        conflicts_with = "devices"
+    )]
+    pub device: u32,
+    /// Measure on several GPUs of this host at once: one `run-bundle --shard I/N --device D`
+    /// per GPU (`0,1,3`, or `all`), their stores merged into DIR/gputune.db (or --db) when
+    /// all are done. Each variant is scored against base measured in its own process, on its
+    /// own GPU. A GPU that fails ends its shard only.
+    #[arg(long, value_name = "LIST|all", conflicts_with_all = ["shard", "strategy"])]
+    pub devices: Option<String>,
 }
 
 /// `slurm`.
@@ -366,6 +380,11 @@ pub struct SearchArgs {
     /// Print the results as JSON on stdout when done.
     #[arg(long)]
     pub json: bool,
+    /// Measure on several GPUs of this host at once (`0,1,3` or `all`): the search is built
+    /// as a bundle, then run as `run-bundle --devices` into the store (exhaustive and random
+    /// strategies).
+    #[arg(long, value_name = "LIST|all", conflicts_with = "build_only")]
+    pub devices: Option<String>,
     /// Arguments for the bench binaries (after `--`), e.g. `--stopping-criterion stdrel`.
     #[arg(last = true, value_name = "BENCH_ARGS")]
     pub bench_args: Vec<String>,

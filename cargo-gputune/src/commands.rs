@@ -91,6 +91,9 @@ fn search_command(
         return Ok(0);
     }
     let path = store_path(ws, args.db.as_ref());
+    if let Some(spec) = &s.devices {
+        return search_on_devices(ws, args, s, spec, &path, out);
+    }
     let _lock = store::SearchLock::acquire(&path)?;
     let store = Store::open(&path)?;
     crate::interrupt::storing();
@@ -121,6 +124,53 @@ fn search_command(
         println!("{}", serde_json::to_string_pretty(&doc)?);
     }
     Ok(0)
+}
+
+/// `search --devices`: the search built as a bundle in the work area, then run on the GPUs
+/// at once (`run-bundle --devices`) into the store at `path`.
+fn search_on_devices(
+    ws: &Workspace,
+    args: &cli::CargoArgs,
+    s: &cli::SearchArgs,
+    spec: &str,
+    path: &std::path::Path,
+    out: &mut Output,
+) -> Result<i32> {
+    if !matches!(
+        s.strategy,
+        cli::StrategyKind::Exhaustive | cli::StrategyKind::Random
+    ) {
+        return Err(anyhow::Error::new(Usage(
+            "--devices runs a bundle of the variants built up front: use the exhaustive or \
+             random strategy (a guided one needs the scores as it goes)"
+                .into(),
+        )));
+    }
+    // The shards' stores stay from an earlier run of the same search (they resume); the
+    // binaries are built afresh.
+    let dir = ws.work_dir(path).join("devices-bundle");
+    let _ = std::fs::remove_dir_all(dir.join("bin"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut bundle = bundle::Bundle {
+        version: bundle::BUNDLE_VERSION,
+        benches: Vec::new(),
+    };
+    search::search(ws, args, s, search::Sink::Bundle(&dir, &mut bundle), out)?;
+    bundle.write(&dir)?;
+    let ordinals = crate::devices::ordinals(spec, &dir)?;
+    let run = cli::RunBundleArgs {
+        dir,
+        shard: None,
+        no_race: false,
+        strategy: None,
+        seed: 0,
+        max_evals: None,
+        time_limit: None,
+        batch_size: s.batch_size,
+        device: 0,
+        devices: Some(spec.to_string()),
+    };
+    crate::devices::run(&run, &ordinals, path, out)
 }
 
 /// The store a read command reads and the packages it selects. Without a workspace
@@ -238,6 +288,10 @@ fn run_bundle_command(
         .shard
         .map_or_else(|| "gputune.db".to_string(), |s| s.store_name());
     let path = args.db.clone().unwrap_or_else(|| r.dir.join(name));
+    if let Some(spec) = &r.devices {
+        let ordinals = crate::devices::ordinals(spec, &r.dir)?;
+        return crate::devices::run(r, &ordinals, &path, out);
+    }
     let _lock = store::SearchLock::acquire(&path)?;
     let store = Store::open(&path)?;
     crate::interrupt::storing();

@@ -302,7 +302,8 @@ pub fn merge(target: &Store, sources: &[PathBuf], out: &mut Output) -> Result<Ve
     for ((package, bench, device), kept) in bases {
         out.status(&format!(
             "note: base of {package}/{bench} on {} was measured in more than one store; kept the \
-             one measured last (from {}), against which every variant on that device is scored",
+             one measured last (from {}) as the base row reports show; each variant is scored \
+             against base measured in its own process",
             device_name(&device),
             kept.into_iter().collect::<Vec<_>>().join(", ")
         ));

@@ -91,9 +91,17 @@ pub fn list(bin: &Path, axis_args: &[String]) -> Result<Vec<BenchInfo>> {
     Ok(doc.benchmarks)
 }
 
-/// `--devices -b bench`: the identity and architecture of the device the bench runs on.
-pub fn device(bin: &Path, bench: &str) -> Result<(String, String)> {
-    let (code, stdout, stderr) = output(bin, &["--devices".into(), "-b".into(), bench.into()])?;
+/// `--devices -b bench --device N`: the identity and architecture of the device the bench runs
+/// on at ordinal N.
+pub fn device(bin: &Path, bench: &str, ordinal: u32) -> Result<(String, String)> {
+    let args = [
+        "--devices".to_string(),
+        "-b".into(),
+        bench.into(),
+        "--device".into(),
+        ordinal.to_string(),
+    ];
+    let (code, stdout, stderr) = output(bin, &args)?;
     check_exit(code, &stderr)?;
     let doc: DevicesDoc = document(bin, "--devices", &stdout, |d: &DevicesDoc| d.protocol)?;
     let Some(d) = doc.devices.first() else {

@@ -280,3 +280,100 @@ fn a_strategy_searches_a_bundle_of_the_whole_space() {
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn devices_run_one_shard_each_at_once_and_merge() {
+    let bin = cargo_gputune();
+    let dir = temp_dir("bundle-devices");
+    let bundle = dir.join("bundle");
+    let b = bundle.to_str().expect("utf-8");
+    let out = gputune(
+        &bin,
+        "gputune-fixture-spin",
+        &dir.join("unused.db"),
+        &[
+            "search",
+            "--build-only",
+            "--bundle",
+            b,
+            "--batch-size",
+            "2",
+            "--",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "10",
+            "--no-batch",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    // A CPU bench has one device and ignores the ordinal, so "two GPUs" here are two shards
+    // measured at once on the CPU: what is checked is the split, the children and the merge.
+    let run = bundled(&bundle, &["run-bundle", b, "--devices", "0,1"]);
+    assert!(run.status.success(), "{}", text(&run));
+    let err = stderr(&run);
+    assert!(err.contains("on 2 GPU(s) at once: 0, 1"), "{err}");
+    assert!(err.contains("device 1, shard 2/2: done"), "{err}");
+    assert!(err.contains("every shard merged into"), "{err}");
+    assert!(bundle.join("work/device-0.log").is_file());
+    let merged = report(&bin, &bundle.join("gputune.db"));
+    let names: Vec<&str> = merged.iter().map(|v| v.0.as_str()).collect();
+    assert_eq!(names, ["base", "work_1", "work_2", "work_4", "work_8"]);
+
+    let twice = bundled(&bundle, &["run-bundle", b, "--devices", "0,0"]);
+    assert_eq!(twice.status.code(), Some(2), "{}", text(&twice));
+    let all = bundled(&bundle, &["run-bundle", b, "--devices", "all"]);
+    assert!(all.status.success(), "{}", text(&all));
+    assert!(
+        stderr(&all).contains("on 1 GPU(s) at once: 0"),
+        "{}",
+        text(&all)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_search_on_several_devices_runs_them_at_once_and_resumes() {
+    let bin = cargo_gputune();
+    let dir = temp_dir("search-devices");
+    let db = dir.join("store.db");
+    let search = || {
+        gputune(
+            &bin,
+            "gputune-fixture-spin",
+            &db,
+            &[
+                "search",
+                "--devices",
+                "0,1",
+                "--",
+                "--stopping-criterion",
+                "sample-count",
+                "--target-samples",
+                "10",
+                "--no-batch",
+            ],
+        )
+    };
+    let first = search();
+    assert!(first.status.success(), "{}", text(&first));
+    assert!(
+        stderr(&first).contains("on 2 GPU(s) at once"),
+        "{}",
+        text(&first)
+    );
+    let names: Vec<String> = report(&bin, &db).into_iter().map(|v| v.0).collect();
+    assert_eq!(names, ["base", "work_1", "work_2", "work_4", "work_8"]);
+    // Run again: each shard resumes from its store and measures nothing.
+    let again = search();
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(
+        stderr(&again)
+            .matches("Done: 0 run(s), 0 result(s)")
+            .count(),
+        2,
+        "{}",
+        text(&again)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

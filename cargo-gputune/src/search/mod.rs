@@ -256,7 +256,7 @@ pub fn search(
                 function.space_size,
                 &function.attribute,
             )?;
-            let (device, arch) = protocol::device(&base_bin, &info.name)?;
+            let (device, arch) = protocol::device(&base_bin, &info.name, bench_args.device)?;
             let work_dir = ws.work_dir(store.path());
             std::fs::create_dir_all(&work_dir)?;
             let plan = Plan {
