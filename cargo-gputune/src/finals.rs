@@ -148,20 +148,48 @@ impl Measured {
         let f = plan.function;
         for ct in cts {
             let mut variants: BTreeMap<String, Vec<Measurement>> = BTreeMap::new();
-            for m in store.measurements()?.into_iter().filter(|m| {
+            // When each variant's rows were stored: a decision is made once, when the finals
+            // end by storing base, and covers what was screened before it.
+            let mut stored: BTreeMap<String, String> = BTreeMap::new();
+            for d in store.dated_measurements()?.into_iter().filter(|d| {
+                let m = &d.measurement;
                 m.revision == plan.revision
                     && m.device == plan.device
                     && m.package == plan.target.package
                     && m.bench == plan.info.name
                     && m.ct_workload == ct.key
             }) {
-                variants.entry(m.variant.clone()).or_default().push(m);
+                let at = stored.entry(d.measurement.variant.clone()).or_default();
+                if d.created > *at {
+                    *at = d.created.clone();
+                }
+                variants
+                    .entry(d.measurement.variant.clone())
+                    .or_default()
+                    .push(d.measurement);
             }
-            let finals = finalists(&variants, z);
-            let base_screened = variants
+            // Base is measured in full here, and stored last, unless the finals of everything
+            // screened so far are done: a deciding search measures base nowhere else but as
+            // the batches' control, so a base row in full marks a decision made.
+            let decided_at = variants
                 .get("base")
-                .is_some_and(|rows| rows.iter().any(|r| r.stop == Some(StopReason::Screened)));
-            if finals.is_empty() && !base_screened {
+                .filter(|rows| {
+                    !rows.is_empty() && rows.iter().all(|r| r.stop != Some(StopReason::Screened))
+                })
+                .and_then(|_| stored.get("base").cloned());
+            let base_pending = decided_at.is_none();
+            // Variants screened after the last decision (a search extended later) are still
+            // to decide; the others were decided then.
+            let undecided = |label: &str| {
+                decided_at
+                    .as_ref()
+                    .map_or(true, |at| stored.get(label).is_some_and(|s| s > at))
+            };
+            let finals: Vec<Standing> = finalists(&variants, z)
+                .into_iter()
+                .filter(|s| undecided(&s.label))
+                .collect();
+            if finals.is_empty() && !base_pending {
                 continue;
             }
             let screened = variants
@@ -208,7 +236,9 @@ impl Measured {
                 .iter()
                 .map(|(l, rows)| (l.clone(), rows.iter().find_map(|r| r.build_seconds)))
                 .collect();
-            let mut base_pending = base_screened;
+            // Base as the first finals process measured it: stored when every finalist is, so
+            // that finals cut short are run again on resuming.
+            let mut base_row: Vec<Measurement> = Vec::new();
             let limit = self.run_limit(&ct.key, run_limit);
             for (bin, labels) in groups {
                 let only_base = labels.is_empty();
@@ -228,13 +258,11 @@ impl Measured {
                 let mut control: Vec<Measurement> = Vec::new();
                 let ran = plan.run(&req, out, &mut |label, mut new, out| {
                     if label == "base" {
-                        if base_pending {
+                        if base_row.is_empty() {
                             for r in &mut new {
                                 r.build_seconds = build_seconds.get("base").copied().flatten();
                             }
-                            store.put(&new)?;
-                            counters.stored += new.len();
-                            base_pending = false;
+                            base_row.clone_from(&new);
                         }
                         control = new;
                         return Ok(());
@@ -261,6 +289,10 @@ impl Measured {
                     Ok(())
                 })?;
                 counters.ran(ran);
+            }
+            if !base_row.is_empty() {
+                store.put(&base_row)?;
+                counters.stored += base_row.len();
             }
         }
         Ok(())

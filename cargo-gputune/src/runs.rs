@@ -546,7 +546,10 @@ impl Measured {
 
     /// Measures base on every compile-time workload that lacks it (from the production
     /// binary `base_bin`, built in `base_build` seconds, without a run limit: base defines
-    /// the limits).
+    /// the limits). A search that decides does not: every batch process measures base as its
+    /// control and the finals measure it in full, so a process of its own would only add
+    /// its start-up to the GPU's critical path; its run limit then counts from
+    /// [`MIN_BASE_RUN`] until a stored base says otherwise.
     pub(crate) fn measure_base(
         &mut self,
         ctx: &RunContext<'_>,
@@ -565,6 +568,9 @@ impl Measured {
                     .and_then(|r| r.iter().find_map(|m| m.run_seconds))
                     .unwrap_or(MIN_BASE_RUN);
                 self.base_run.insert(ct.key.clone(), secs);
+                continue;
+            }
+            if plan.bench_args.decide.is_some() {
                 continue;
             }
             let t = Instant::now();

@@ -67,8 +67,9 @@ fn sigkill_at_random_moments_loses_nothing_finished() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("search starts");
-        // Anywhere from start-up to a few batches in.
-        let wait = Duration::from_millis(100 + next(&mut seed) % 2500);
+        // Anywhere from start-up to a few batches in (the first rows come with the first
+        // batch: a deciding search measures base beside the variants, not before them).
+        let wait = Duration::from_millis(100 + next(&mut seed) % 5000);
         std::thread::sleep(wait);
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
