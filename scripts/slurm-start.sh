@@ -10,7 +10,7 @@
 # a job's memory is not enforced. Logs go to /var/log/slurm/.
 set -euo pipefail
 
-if sinfo -h > /dev/null 2>&1 && [ "$(sinfo -h -o %T 2> /dev/null | head -1)" = idle ]; then
+if command -v sinfo > /dev/null && [ "$(timeout 5 sinfo -h -o %T 2> /dev/null | head -1)" = idle ]; then
   echo "slurm-start: a cluster already answers"
   exit 0
 fi
@@ -61,8 +61,18 @@ if [ ! -s /etc/munge/munge.key ]; then
 fi
 chown -R munge:munge /etc/munge /run/munge /var/lib/munge /var/log/munge 2> /dev/null || true
 chmod 0700 /etc/munge && chmod 0400 /etc/munge/munge.key
-if ! pgrep -x munged > /dev/null; then
-  runuser -u munge -- /usr/sbin/munged 2> /dev/null || /usr/sbin/munged --force
+# munged as its own user; it daemonises. Ready once a credential round-trips.
+if ! munge -n 2> /dev/null | unmunge > /dev/null 2>&1; then
+  runuser -u munge -- /usr/sbin/munged --force 2> /dev/null || /usr/sbin/munged --force
+  for _ in $(seq 1 20); do
+    munge -n 2> /dev/null | unmunge > /dev/null 2>&1 && break
+    sleep 0.5
+  done
+fi
+if ! munge -n 2> /dev/null | unmunge > /dev/null 2>&1; then
+  echo "slurm-start: munged did not start" >&2
+  tail -n 20 /var/log/munge/munged.log >&2 || true
+  exit 1
 fi
 
 pkill -x slurmctld 2> /dev/null || true
@@ -71,7 +81,7 @@ sleep 1
 /usr/sbin/slurmctld -c -i
 /usr/sbin/slurmd -c
 for _ in $(seq 1 30); do
-  if [ "$(sinfo -h -o %T 2> /dev/null | head -1)" = idle ]; then
+  if [ "$(timeout 5 sinfo -h -o %T 2> /dev/null | head -1)" = idle ]; then
     echo "slurm-start: node $host ($cpus CPUs) is idle in partition debug"
     exit 0
   fi
@@ -79,5 +89,5 @@ for _ in $(seq 1 30); do
 done
 echo "slurm-start: the node did not come up; sinfo says:" >&2
 sinfo -N -l >&2 || true
-tail -20 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log >&2 || true
+tail -n 20 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log >&2 || true
 exit 1
