@@ -75,7 +75,7 @@ const LEGEND: [&str; 4] = [
     "score: weighted mean of the speedups over base (base time / variant time) on the runtime workloads; > 1 is faster",
     "mins, means, maxs: smallest, mean and largest unweighted speedup over the runtime workloads",
     "time: median time (median over the runtime workloads when several); noise: relative stdev of the samples",
-    "sig: + significantly faster than base, - significantly slower, ~ within noise (Mann-Whitney U, p < 0.05)",
+    "sig: + significantly faster than base, - significantly slower, ~ within noise (Mann-Whitney U, p < 0.05, and a difference beyond the noise)",
 ];
 
 /// One row's cells as the table and markdown show them.

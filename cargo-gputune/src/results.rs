@@ -93,14 +93,9 @@ pub fn timing(ms: &[Measurement]) -> Option<Timing> {
 /// two compare like with like. Base's is that of the variant's controls where every
 /// workload has one (what its score is judged against), else the base row's.
 pub fn paired_timing(base: &[Measurement], variant: &[Measurement]) -> Option<(Timing, Timing)> {
-    let ok_in = |ms: &[Measurement], rt: &str| {
-        ms.iter()
-            .any(|m| m.rt_workload == rt && m.status == Status::Ok && m.center.is_some())
-    };
-    let mine = timing_where(variant, |m| ok_in(base, &m.rt_workload))?;
     let ok: Vec<&Measurement> = variant
         .iter()
-        .filter(|m| m.status == Status::Ok && m.center.is_some() && ok_in(base, &m.rt_workload))
+        .filter(|m| m.status == Status::Ok && m.center.is_some())
         .collect();
     if !ok.is_empty() && ok.iter().all(|m| m.control.len() >= 2) {
         let controls: Vec<(f64, f64)> = ok
@@ -113,7 +108,7 @@ pub fn paired_timing(base: &[Measurement], variant: &[Measurement]) -> Option<(T
             })
             .collect();
         return Some((
-            mine,
+            timing(variant)?,
             Timing {
                 time: median(controls.iter().map(|c| c.0).collect())?,
                 noise: median(controls.iter().map(|c| c.1).collect()),
@@ -121,8 +116,12 @@ pub fn paired_timing(base: &[Measurement], variant: &[Measurement]) -> Option<(T
             },
         ));
     }
+    let ok_in = |ms: &[Measurement], rt: &str| {
+        ms.iter()
+            .any(|m| m.rt_workload == rt && m.status == Status::Ok && m.center.is_some())
+    };
     Some((
-        mine,
+        timing_where(variant, |m| ok_in(base, &m.rt_workload))?,
         timing_where(base, |m| ok_in(variant, &m.rt_workload))?,
     ))
 }
@@ -173,12 +172,14 @@ pub fn score_of(base: &[Measurement], variant: &[Measurement]) -> Option<Score> 
         .iter()
         .filter(|v| v.status == Status::Ok)
         .filter_map(|v| {
-            let b = base
-                .iter()
-                .find(|b| b.rt_workload == v.rt_workload && b.status == Status::Ok)?;
             let (base_center, base_samples) = match median(v.control.clone()) {
                 Some(c) if v.control.len() >= 2 && c > 0.0 => (c, v.control.as_slice()),
-                _ => (b.center?, b.samples.as_slice()),
+                _ => {
+                    let b = base
+                        .iter()
+                        .find(|b| b.rt_workload == v.rt_workload && b.status == Status::Ok)?;
+                    (b.center?, b.samples.as_slice())
+                }
             };
             Some(Pair {
                 weight: v.rt_weight,
@@ -275,6 +276,20 @@ mod tests {
             stop: None,
             control: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_variant_with_a_control_scores_against_it_even_without_a_base_row() {
+        let mut v = m("x_1", "*", 1.0, 0.01);
+        v.samples = vec![1.0, 1.01, 0.99, 1.0];
+        v.control = vec![2.0, 2.02, 1.98, 2.0];
+        let s = score_of(&[], std::slice::from_ref(&v)).expect("scored against its control");
+        assert!((s.score - 2.0).abs() < 1e-9, "{s:?}");
+        let (mine, base) = paired_timing(&[], std::slice::from_ref(&v)).expect("timed");
+        assert_eq!((mine.time, base.time), (1.0, 2.0));
+        // Without a control and without base, nothing to score against.
+        v.control.clear();
+        assert!(score_of(&[], std::slice::from_ref(&v)).is_none());
     }
 
     #[test]

@@ -34,6 +34,8 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
     // The finals: the plan's own flags, deciding against the best so far.
     assert!(stderr.contains("sample-count --decide 3"), "{stderr}");
     assert!(stderr.contains("Deciding spin.spin [*]"), "{stderr}");
+    // Base has no process of its own: every screened variant is scored against its control.
+    assert!(!text(&out).contains("unscored"), "{}", text(&out));
 
     let store = rusqlite::Connection::open(&db).expect("the store opens");
     let rows: Vec<(String, String, Option<String>, Option<String>)> = store
