@@ -1,8 +1,8 @@
 //! `cargo gputune slurm` through a real SLURM (`scripts/slurm-start.sh` starts a single-node
 //! one; `.ci/run` does): the spin fixture's bundle as a job array of two tasks, one of them
-//! cancelled before it ran, then the same array submitted again, which completes the search
-//! without measuring anything twice. Without a SLURM that answers, the test says it was
-//! skipped.
+//! cancelled mid-run, then the same array submitted again, which completes the search, losing
+//! nothing the cancelled task stored and measuring nothing twice. Without a SLURM that
+//! answers, the test says it was skipped.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -76,6 +76,7 @@ fn a_job_array_runs_the_shards_and_a_cancelled_task_is_resumed() {
     let dir = temp_dir("slurm");
     let bundle = dir.join("bundle");
     let b = bundle.to_str().expect("utf-8");
+    // 1 500 samples a state: a shard takes seconds, long enough to be cancelled mid-run.
     let out = gputune(
         &bin,
         "gputune-fixture-spin",
@@ -91,13 +92,14 @@ fn a_job_array_runs_the_shards_and_a_cancelled_task_is_resumed() {
             "--stopping-criterion",
             "sample-count",
             "--target-samples",
-            "10",
+            "1500",
             "--no-batch",
         ],
     );
     assert!(out.status.success(), "{}", text(&out));
 
-    // Submitted held: task 1 is released and runs; task 2 is cancelled before it starts.
+    // Submitted held; task 1 is released and runs to the end, task 2 is released and
+    // cancelled as soon as its store holds a measured variant.
     let submit = |extra: &[&str]| {
         let mut args = vec!["gputune", "slurm", b, "--shards", "2"];
         args.extend_from_slice(extra);
@@ -109,27 +111,38 @@ fn a_job_array_runs_the_shards_and_a_cancelled_task_is_resumed() {
     assert!(job.chars().all(|c| c.is_ascii_digit()), "job id {job:?}");
     let script = std::fs::read_to_string(bundle.join("slurm/gputune-array.sh")).expect("script");
     assert!(script.contains("#SBATCH --array=1-2") && script.contains("#SBATCH --hold"));
-    let cancel = run("scancel", &[&format!("{job}_2")]);
-    assert!(cancel.status.success(), "{}", text(&cancel));
-    let release = run("scontrol", &["release", &format!("{job}_1")]);
-    assert!(release.status.success(), "{}", text(&release));
-    wait_gone(&job);
     let (s1, s2) = (
         bundle.join("gputune-shard-1-of-2.db"),
         bundle.join("gputune-shard-2-of-2.db"),
     );
+    let release = run("scontrol", &["release", &job]);
+    assert!(release.status.success(), "{}", text(&release));
+    let start = Instant::now();
+    while !(s2.exists() && rows(&s2).iter().any(|r| r.0 != "base")) {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "shard 2 measured nothing"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let cancel = run("scancel", &[&format!("{job}_2")]);
+    assert!(cancel.status.success(), "{}", text(&cancel));
+    wait_gone(&job);
     let task1 = std::fs::read_to_string(bundle.join("slurm/task-1.out")).unwrap_or_default();
     assert!(task1.contains("Done: "), "task 1 finished: {task1}");
-    assert!(s1.exists() && !s2.exists(), "only shard 1 ran");
-    let measured = rows(&s1);
-    assert_eq!(
-        measured.iter().filter(|r| r.0 != "base").count(),
-        4,
-        "two variants, two workloads each: {measured:?}"
+    let task2 = std::fs::read_to_string(bundle.join("slurm/task-2.out")).unwrap_or_default();
+    assert!(
+        !task2.contains("Done: "),
+        "task 2 was cancelled mid-run: {task2}"
+    );
+    let (before1, before2) = (rows(&s1), rows(&s2));
+    assert!(
+        before2.iter().any(|r| r.0 != "base"),
+        "what task 2 finished before it was cancelled is kept: {before2:?}"
     );
 
-    // The same array again, waited for: shard 2 runs, shard 1 measures nothing, and the
-    // shards merge into the bundle's store.
+    // The same array again, waited for: shard 1 measures nothing, shard 2 goes on from its
+    // store, and the shards merge into the bundle's store.
     let second = submit(&["--wait"]);
     assert!(second.status.success(), "{}", text(&second));
     assert!(
@@ -139,7 +152,16 @@ fn a_job_array_runs_the_shards_and_a_cancelled_task_is_resumed() {
     );
     let task1 = std::fs::read_to_string(bundle.join("slurm/task-1.out")).expect("task 1");
     assert!(task1.contains("Done: 0 run(s), 0 result(s)"), "{task1}");
-    assert_eq!(rows(&s1), measured, "nothing of shard 1 measured again");
+    assert_eq!(rows(&s1), before1, "nothing of shard 1 measured again");
+    // Every row task 2 stored survives; those it had finished in full are not measured
+    // again (screened ones may become finalists, measured in full in the finals).
+    let after2 = rows(&s2);
+    for r in &before2 {
+        assert!(
+            after2.iter().any(|a| a.0 == r.0 && a.1 == r.1),
+            "{r:?} lost: {after2:?}"
+        );
+    }
     let merged = rows(&bundle.join("gputune.db"));
     let mut variants: Vec<&str> = merged.iter().map(|r| r.0.as_str()).collect();
     variants.dedup();
