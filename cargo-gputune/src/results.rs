@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use gputune_protocol::Status;
+use gputune_protocol::{Status, StopReason};
 
 use crate::score::{self, Pair, Score};
 use crate::store::Measurement;
@@ -207,7 +207,8 @@ impl Group {
             .unwrap_or_default()
     }
 
-    /// Every variant, best score first; unscored ones (failed, or base failed) last.
+    /// Every variant, best score first (a deciding search's screened-out variants never above
+    /// one measured further); unscored ones (failed, or base failed) last.
     pub fn ranked(&self) -> Vec<Ranked> {
         let base = self.base();
         let mut out: Vec<Ranked> = self
@@ -228,10 +229,31 @@ impl Group {
                 }
             })
             .collect();
+        // A deciding search's screened variants were judged unable to win or tie the best on
+        // their screening samples: none ranks above a variant measured further, whatever its
+        // score against the control of its own process says (a slow control inflates it).
+        let screened = |label: &str| {
+            self.variants.get(label).is_some_and(|ms| {
+                !ms.is_empty() && ms.iter().all(|m| m.stop == Some(StopReason::Screened))
+            })
+        };
+        let score = |r: &Ranked| r.score.as_ref().map_or(f64::NEG_INFINITY, |s| s.score);
+        let floor = out
+            .iter()
+            .filter(|r| r.variant != "base" && !screened(&r.variant) && r.score.is_some())
+            .map(score)
+            .fold(f64::INFINITY, f64::min);
+        let key = |r: &Ranked| {
+            if screened(&r.variant) {
+                score(r).min(floor)
+            } else {
+                score(r)
+            }
+        };
         out.sort_by(|a, b| {
-            let key = |r: &Ranked| r.score.as_ref().map_or(f64::NEG_INFINITY, |s| s.score);
             key(b)
                 .total_cmp(&key(a))
+                .then_with(|| screened(&a.variant).cmp(&screened(&b.variant)))
                 .then_with(|| a.variant.cmp(&b.variant))
         });
         out
@@ -290,6 +312,21 @@ mod tests {
         // Without a control and without base, nothing to score against.
         v.control.clear();
         assert!(score_of(&[], std::slice::from_ref(&v)).is_none());
+    }
+
+    #[test]
+    fn screened_out_variants_rank_after_the_finalists() {
+        let mut g = groups(vec![m("base", "*", 2.0, 0.01)], false).remove(0);
+        let mut finalist = m("a_1", "*", 1.0, 0.01);
+        finalist.stop = Some(StopReason::Criterion);
+        // Screened against a slow control: a higher score than the finalist's, but out.
+        let mut screened = m("a_2", "*", 1.2, 0.01);
+        screened.stop = Some(StopReason::Screened);
+        screened.control = vec![3.0, 3.0, 3.0];
+        g.variants.insert("a_1".into(), vec![finalist]);
+        g.variants.insert("a_2".into(), vec![screened]);
+        let order: Vec<String> = g.ranked().into_iter().map(|r| r.variant).collect();
+        assert_eq!(order, ["a_1", "a_2", "base"]);
     }
 
     #[test]
