@@ -12,6 +12,7 @@ pub mod cargo;
 pub mod check;
 pub mod cli;
 mod commands;
+pub mod counters;
 pub mod devices;
 mod finals;
 pub mod interrupt;

@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use gputune_protocol::manifest::Function;
-use gputune_protocol::{BenchArgs, StateRecord, StateStatus, Status, Stop, StopReason, Timeline};
+use gputune_protocol::{BenchArgs, StateRecord, StateStatus, Status, Stop, StopReason};
 
 use crate::cargo::BenchTarget;
+pub use crate::counters::Counters;
+pub(crate) use crate::counters::Ran;
 use crate::output::Output;
 use crate::present;
 use crate::process::{self, Exit};
@@ -29,53 +31,6 @@ use crate::store::{Measurement, Store};
 pub(crate) const MIN_BASE_BUILD: f64 = 5.0;
 /// Smallest base run time the run limit is computed from.
 pub(crate) const MIN_BASE_RUN: f64 = 2.0;
-
-/// What a search did, for `--json` and the tests.
-#[derive(Debug, Default)]
-pub struct Counters {
-    /// Builds that compiled variants (the production build of base is not counted when it
-    /// was reused from an earlier search).
-    pub builds: usize,
-    /// Bench processes that measured something.
-    pub runs: usize,
-    /// Rows written to the store.
-    pub stored: usize,
-    /// Where the bench processes' time went, summed over those that said (`first_sample`:
-    /// the earliest process's own).
-    pub timeline: Timeline,
-    /// When the first cold sample of the search was taken, as far as the processes said.
-    pub first_sample_at: Option<Instant>,
-}
-
-/// What [`Plan::run`] ran: how many processes, and where their time went.
-#[derive(Debug, Default)]
-pub(crate) struct Ran {
-    processes: usize,
-    /// Each process's start and timeline, for those that sent one.
-    timelines: Vec<(Instant, Timeline)>,
-}
-
-impl Counters {
-    /// Adds what one call of [`Plan::run`] ran.
-    pub(crate) fn ran(&mut self, ran: Ran) {
-        self.runs += ran.processes;
-        for (started, t) in ran.timelines {
-            let sum = &mut self.timeline;
-            sum.device_open += t.device_open;
-            sum.setup += t.setup;
-            sum.reference += t.reference;
-            sum.compile_wait += t.compile_wait;
-            sum.measure += t.measure;
-            sum.total += t.total;
-            if let Some(first) = t.first_sample {
-                let at = started + Duration::from_secs_f64(first);
-                if self.first_sample_at.map_or(true, |a| at < a) {
-                    self.first_sample_at = Some(at);
-                }
-            }
-        }
-    }
-}
 
 /// One compile-time workload: its key and the `-a` arguments that select it.
 #[derive(Debug, Clone)]

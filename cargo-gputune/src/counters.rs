@@ -1,0 +1,53 @@
+//! What a search did: builds, bench processes, stored rows, and where the processes' time
+//! went (their `process` events, summed), for `--json`, the closing lines and the tests.
+
+use std::time::{Duration, Instant};
+
+use gputune_protocol::Timeline;
+
+/// What a search did, for `--json` and the tests.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Builds that compiled variants (the production build of base is not counted when it
+    /// was reused from an earlier search).
+    pub builds: usize,
+    /// Bench processes that measured something.
+    pub runs: usize,
+    /// Rows written to the store.
+    pub stored: usize,
+    /// Where the bench processes' time went, summed over those that said (`first_sample`:
+    /// the earliest process's own).
+    pub timeline: Timeline,
+    /// When the first cold sample of the search was taken, as far as the processes said.
+    pub first_sample_at: Option<Instant>,
+}
+
+/// What [`crate::runs::Plan::run`] ran: how many processes, and where their time went.
+#[derive(Debug, Default)]
+pub(crate) struct Ran {
+    pub(crate) processes: usize,
+    /// Each process's start and timeline, for those that sent one.
+    pub(crate) timelines: Vec<(Instant, Timeline)>,
+}
+
+impl Counters {
+    /// Adds what one call of [`crate::runs::Plan::run`] ran.
+    pub(crate) fn ran(&mut self, ran: Ran) {
+        self.runs += ran.processes;
+        for (started, t) in ran.timelines {
+            let sum = &mut self.timeline;
+            sum.device_open += t.device_open;
+            sum.setup += t.setup;
+            sum.reference += t.reference;
+            sum.compile_wait += t.compile_wait;
+            sum.measure += t.measure;
+            sum.total += t.total;
+            if let Some(first) = t.first_sample {
+                let at = started + Duration::from_secs_f64(first);
+                if self.first_sample_at.map_or(true, |a| at < a) {
+                    self.first_sample_at = Some(at);
+                }
+            }
+        }
+    }
+}
