@@ -98,3 +98,32 @@ pub fn skipped(why: &str) {
     let test = std::thread::current().name().unwrap_or("test").to_owned();
     let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
 }
+
+/// Builds the spin fixture's whole space into the bundle `dir/bundle` (`search --build-only`,
+/// `batch_size` variants per binary, `samples` cold samples a state, no hot loop) and returns
+/// its path.
+pub fn spin_bundle(bin: &Path, dir: &Path, batch_size: usize, samples: usize) -> PathBuf {
+    let bundle = dir.join("bundle");
+    let (batch, samples) = (batch_size.to_string(), samples.to_string());
+    let out = gputune(
+        bin,
+        "gputune-fixture-spin",
+        &dir.join("unused.db"),
+        &[
+            "search",
+            "--build-only",
+            "--bundle",
+            bundle.to_str().expect("utf-8"),
+            "--batch-size",
+            &batch,
+            "--",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            &samples,
+            "--no-batch",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    bundle
+}

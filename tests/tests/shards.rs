@@ -60,30 +60,10 @@ fn stderr(out: &Output) -> String {
 fn shards_of_a_bundle_merge_into_what_one_run_measures() {
     let bin = cargo_gputune();
     let dir = temp_dir("shards");
-    let bundle = dir.join("bundle");
-    let bundle_arg = bundle.to_str().expect("utf-8");
     // Batches of 3 of the 4 variants: shard 1 runs part of the first binary, shard 2 the
     // rest of it and the second one.
-    let out = gputune(
-        &bin,
-        "gputune-fixture-spin",
-        &dir.join("unused.db"),
-        &[
-            "search",
-            "--build-only",
-            "--bundle",
-            bundle_arg,
-            "--batch-size",
-            "3",
-            "--",
-            "--stopping-criterion",
-            "sample-count",
-            "--target-samples",
-            "10",
-            "--no-batch",
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out));
+    let bundle = gputune_tests::spin_bundle(&bin, &dir, 3, 10);
+    let bundle_arg = bundle.to_str().expect("utf-8");
 
     let whole = bundled(&bundle, &["run-bundle", bundle_arg]);
     assert!(whole.status.success(), "{}", text(&whole));
@@ -210,26 +190,8 @@ fn shards_of_a_bundle_merge_into_what_one_run_measures() {
 fn a_strategy_searches_a_bundle_of_the_whole_space() {
     let bin = cargo_gputune();
     let dir = temp_dir("bundle-strategy");
-    let bundle = dir.join("bundle");
+    let bundle = gputune_tests::spin_bundle(&bin, &dir, 256, 10);
     let bundle_arg = bundle.to_str().expect("utf-8");
-    let out = gputune(
-        &bin,
-        "gputune-fixture-spin",
-        &dir.join("unused.db"),
-        &[
-            "search",
-            "--build-only",
-            "--bundle",
-            bundle_arg,
-            "--",
-            "--stopping-criterion",
-            "sample-count",
-            "--target-samples",
-            "10",
-            "--no-batch",
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out));
     // Two variants of four, proposed by a seeded random strategy in batches of one: the same
     // seed picks the same two, each run from the bundle's one binary.
     let search = |db: &str| {
@@ -285,28 +247,8 @@ fn a_strategy_searches_a_bundle_of_the_whole_space() {
 fn devices_run_one_shard_each_at_once_and_merge() {
     let bin = cargo_gputune();
     let dir = temp_dir("bundle-devices");
-    let bundle = dir.join("bundle");
+    let bundle = gputune_tests::spin_bundle(&bin, &dir, 2, 10);
     let b = bundle.to_str().expect("utf-8");
-    let out = gputune(
-        &bin,
-        "gputune-fixture-spin",
-        &dir.join("unused.db"),
-        &[
-            "search",
-            "--build-only",
-            "--bundle",
-            b,
-            "--batch-size",
-            "2",
-            "--",
-            "--stopping-criterion",
-            "sample-count",
-            "--target-samples",
-            "10",
-            "--no-batch",
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out));
     // A CPU bench has one device and ignores the ordinal, so "two GPUs" here are two shards
     // measured at once on the CPU: what is checked is the split, the children and the merge.
     let run = bundled(&bundle, &["run-bundle", b, "--devices", "0,1"]);

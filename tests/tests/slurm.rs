@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use gputune_tests::{cargo_gputune, gputune, skipped, temp_dir, text};
+use gputune_tests::{cargo_gputune, skipped, temp_dir, text};
 
 /// Whether a SLURM controller answers and has a node that can run jobs.
 fn slurm_answers() -> Result<(), String> {
@@ -66,6 +66,20 @@ fn rows(db: &Path) -> Vec<(String, String, String)> {
     rows
 }
 
+/// Whether the store at `db` holds a variant's row yet (a store being created has no table).
+fn measured_a_variant(db: &Path) -> bool {
+    let read_only = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let Ok(c) = rusqlite::Connection::open_with_flags(db, read_only) else {
+        return false;
+    };
+    c.query_row(
+        "SELECT count(*) FROM results WHERE variant != 'base'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .is_ok_and(|n| n > 0)
+}
+
 #[test]
 fn a_job_array_runs_the_shards_and_a_cancelled_task_is_resumed() {
     if let Err(why) = slurm_answers() {
@@ -74,29 +88,9 @@ fn a_job_array_runs_the_shards_and_a_cancelled_task_is_resumed() {
     let _spin = gputune_tests::spin_lock();
     let bin = cargo_gputune();
     let dir = temp_dir("slurm");
-    let bundle = dir.join("bundle");
-    let b = bundle.to_str().expect("utf-8");
     // 1 500 samples a state: a shard takes seconds, long enough to be cancelled mid-run.
-    let out = gputune(
-        &bin,
-        "gputune-fixture-spin",
-        &dir.join("unused.db"),
-        &[
-            "search",
-            "--build-only",
-            "--bundle",
-            b,
-            "--batch-size",
-            "2",
-            "--",
-            "--stopping-criterion",
-            "sample-count",
-            "--target-samples",
-            "1500",
-            "--no-batch",
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out));
+    let bundle = gputune_tests::spin_bundle(&bin, &dir, 2, 1500);
+    let b = bundle.to_str().expect("utf-8");
 
     // Submitted held; task 1 is released and runs to the end, task 2 is released and
     // cancelled as soon as its store holds a measured variant.
@@ -118,7 +112,7 @@ fn a_job_array_runs_the_shards_and_a_cancelled_task_is_resumed() {
     let release = run("scontrol", &["release", &job]);
     assert!(release.status.success(), "{}", text(&release));
     let start = Instant::now();
-    while !(s2.exists() && rows(&s2).iter().any(|r| r.0 != "base")) {
+    while !measured_a_variant(&s2) {
         assert!(
             start.elapsed() < Duration::from_secs(120),
             "shard 2 measured nothing"
