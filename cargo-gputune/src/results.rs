@@ -211,7 +211,7 @@ impl Group {
     /// one measured further); unscored ones (failed, or base failed) last.
     pub fn ranked(&self) -> Vec<Ranked> {
         let base = self.base();
-        let mut out: Vec<Ranked> = self
+        let out: Vec<Ranked> = self
             .variants
             .iter()
             .map(|(label, ms)| {
@@ -232,31 +232,35 @@ impl Group {
         // A deciding search's screened variants were judged unable to win or tie the best on
         // their screening samples: none ranks above a variant measured further, whatever its
         // score against the control of its own process says (a slow control inflates it).
-        let screened = |label: &str| {
-            self.variants.get(label).is_some_and(|ms| {
+        let screened: std::collections::BTreeSet<&str> = self
+            .variants
+            .iter()
+            .filter(|(_, ms)| {
                 !ms.is_empty() && ms.iter().all(|m| m.stop == Some(StopReason::Screened))
             })
-        };
+            .map(|(label, _)| label.as_str())
+            .collect();
         let score = |r: &Ranked| r.score.as_ref().map_or(f64::NEG_INFINITY, |s| s.score);
         let floor = out
             .iter()
-            .filter(|r| r.variant != "base" && !screened(&r.variant) && r.score.is_some())
+            .filter(|r| r.variant != "base" && !screened.contains(r.variant.as_str()))
+            .filter(|r| r.score.is_some())
             .map(score)
             .fold(f64::INFINITY, f64::min);
-        let key = |r: &Ranked| {
-            if screened(&r.variant) {
-                score(r).min(floor)
-            } else {
-                score(r)
-            }
-        };
-        out.sort_by(|a, b| {
-            key(b)
-                .total_cmp(&key(a))
-                .then_with(|| screened(&a.variant).cmp(&screened(&b.variant)))
+        let mut keyed: Vec<(f64, bool, Ranked)> = out
+            .into_iter()
+            .map(|r| {
+                let out = screened.contains(r.variant.as_str());
+                let key = if out { score(&r).min(floor) } else { score(&r) };
+                (key, out, r)
+            })
+            .collect();
+        keyed.sort_by(|(ka, sa, a), (kb, sb, b)| {
+            kb.total_cmp(ka)
+                .then_with(|| sa.cmp(sb))
                 .then_with(|| a.variant.cmp(&b.variant))
         });
-        out
+        keyed.into_iter().map(|(_, _, r)| r).collect()
     }
 
     /// The best variant that is verified (ok), significant and faster than base.
