@@ -146,19 +146,28 @@ impl Measured {
             return Ok(());
         };
         let f = plan.function;
-        for ct in cts {
-            let mut variants: BTreeMap<String, Vec<Measurement>> = BTreeMap::new();
-            // When each variant's rows were stored: a decision is made once, when the finals
-            // end by storing base, and covers what was screened before it.
-            let mut stored: BTreeMap<String, String> = BTreeMap::new();
-            for d in store.dated_measurements()?.into_iter().filter(|d| {
+        // This bench's rows, read once: each workload's finals store only its own.
+        let mine: Vec<_> = store
+            .dated_measurements()?
+            .into_iter()
+            .filter(|d| {
                 let m = &d.measurement;
                 m.revision == plan.revision
                     && m.device == plan.device
                     && m.package == plan.target.package
                     && m.bench == plan.info.name
-                    && m.ct_workload == ct.key
-            }) {
+            })
+            .collect();
+        for ct in cts {
+            let mut variants: BTreeMap<String, Vec<Measurement>> = BTreeMap::new();
+            // When each variant's rows were stored: a decision is made once, when the finals
+            // end by storing base, and covers what was screened before it.
+            let mut stored: BTreeMap<String, String> = BTreeMap::new();
+            for d in mine
+                .iter()
+                .filter(|d| d.measurement.ct_workload == ct.key)
+                .cloned()
+            {
                 let at = stored.entry(d.measurement.variant.clone()).or_default();
                 if d.created > *at {
                     *at = d.created.clone();
