@@ -4,7 +4,7 @@
 # spaces and problem sizes. Run on the GPU machine from the repository root, after
 # `bash scripts/build-gpu.sh scale reduce transpose sgemm kt` on a development machine:
 #
-#   OUT=DIR [RUNS=3] [FULL=1] [FULL_ARGS=…] bash .gpu/gpu-vs-kt.sh [PROBLEM…]
+#   OUT=DIR [RUNS=3] [AGAIN=2] [FULL=1] [FULL_ARGS=…] bash .gpu/gpu-vs-kt.sh [PROBLEM…]
 #
 # PROBLEM: scale reduce transpose sgemm (default all). Per problem, RUNS runs of each tool,
 # alternating which goes first (gputune in odd runs, Kernel Tuner in even ones), each timed wall
@@ -14,7 +14,9 @@
 #   `report --top 1000 --format json` (gputune-R.report.json);
 # - Kernel Tuner: `python3 .gpu/kt_tune.py PROBLEM` (Python's start, imports and data
 #   included) with a fresh, empty CuPy kernel cache (CUPY_CACHE_DIR), writing kt-R.json.
-# Wall times go to $OUT/PROBLEM/times.txt, logs next to them. With FULL=1, also one reference
+# Wall times go to $OUT/PROBLEM/times.txt, logs next to them. AGAIN=K adds K more gputune
+# searches (again-1.db …), not timed against Kernel Tuner: with the RUNS ones they are the runs
+# of the tie check (a point identical to base must never read faster or slower than base). With FULL=1, also one reference
 # search per problem (`run-bundle .gpu/PROBLEM-bundle $FULL_ARGS`) into $OUT/PROBLEM/full.db:
 # the quality guard's best time.
 # Finally summarize-vs-kt.py writes $OUT/summary.md and prints it.
@@ -97,6 +99,9 @@ for problem in $problems; do
       kt_search "$r"
       gputune_search "gputune-$r" "$bundle"
     fi
+  done
+  for r in $(seq 1 "${AGAIN:-0}"); do
+    gputune_search "again-$r" "$bundle"
   done
   if [ "${FULL:-0}" = 1 ]; then
     # The reference for the quality guard: one more search of the same bundle, meant to

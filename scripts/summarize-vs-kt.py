@@ -25,6 +25,14 @@ TITLES = {
 }
 # Within this much of the best time of the reference search, a winner passes.
 TOLERANCE = 0.01
+# Per problem, the point of the space that is base itself (the same parameters): the tie check
+# wants it never marked faster or slower than base.
+IDENTICAL = {
+    "scale": "ipt_4.tpb_256",
+    "reduce": "tpb_256.ipt_4.vec_4.unroll_1",
+    "transpose": "tile_32.rows_8.pad_1",
+    "sgemm": "bm_64.bn_64.bk_16.tm_4.tn_4",
+}
 
 
 def times(folder):
@@ -322,8 +330,50 @@ def problem_summary(root, problem):
             if line:
                 print(line)
         print()
-    quality(folder, g_runs)
+    again = [run for n in sorted(walls) if re.fullmatch(r"again-\d+", n) and walls[n][0] == 0
+             for run in [gputune_run(folder, n)] if run]
+    where_time(folder, [f"gputune-{r}" for r in run_numbers])
+    quality(folder, g_runs + again)
+    tie_check(folder, problem, [r["name"] for r in g_runs + again])
     print()
+
+
+def where_time(folder, names):
+    """Each gputune run's own account of its bench processes (the search's last line)."""
+    lines = []
+    for name in names:
+        path = os.path.join(folder, f"{name}.log")
+        if not os.path.exists(path):
+            continue
+        for line in open(path, errors="replace"):
+            if "Time to the first sample" in line:
+                lines.append(f"- {name}: " + line.strip().split("gputune ", 1)[-1])
+    if lines:
+        print("Where gputune's time went (each run's closing line):\n")
+        print("\n".join(lines) + "\n")
+
+
+def tie_check(folder, problem, names):
+    """The point identical to base, as each gputune search's report marks it."""
+    label = IDENTICAL.get(problem)
+    if not label or not names:
+        return
+    marks = []
+    for name in names:
+        variants = report_variants(os.path.join(folder, f"{name}.report.json")) or []
+        v = next((v for v in variants if v["variant"] == label), None)
+        if v is None or v.get("score") is None:
+            marks.append((name, None))
+        else:
+            marks.append((name, v))
+    seen = [(n, v) for n, v in marks if v is not None]
+    bad = [n for n, v in seen if v.get("significant")]
+    text = "; ".join(
+        f"{n} {v['score']:.4f} ({v.get('verdict') or 'within noise'}, noise {pct(v.get('noise'))})"
+        if v is not None else f"{n} not scored" for n, v in marks)
+    verdict = "PASS" if seen and not bad else ("FAIL" if bad else "not checked")
+    print(f"Tie check, `{label}` (the same point as base) in {len(seen)} search(es): {text}: "
+          f"**{verdict}**.\n")
 
 
 def quality(folder, g_runs):

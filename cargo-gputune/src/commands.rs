@@ -120,6 +120,7 @@ fn search_command(
             "seconds": started.elapsed().as_secs_f64(),
             "first_sample": counters.first_sample_at.map(|t| (t - started).as_secs_f64()),
             "processes": counters.timeline,
+            "process_wall": counters.process_wall,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     }

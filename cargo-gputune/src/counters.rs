@@ -20,21 +20,26 @@ pub struct Counters {
     pub timeline: Timeline,
     /// When the first cold sample of the search was taken, as far as the processes said.
     pub first_sample_at: Option<Instant>,
+    /// Wall time of the processes that sent a timeline, spawn to exit, summed: what exceeds
+    /// `timeline.total` is spent outside the bench's own clock (exec and loading before its
+    /// `main`, tearing the CUDA context down after its last event).
+    pub process_wall: f64,
 }
 
 /// What [`crate::runs::Plan::run`] ran: how many processes, and where their time went.
 #[derive(Debug, Default)]
 pub(crate) struct Ran {
     pub(crate) processes: usize,
-    /// Each process's start and timeline, for those that sent one.
-    pub(crate) timelines: Vec<(Instant, Timeline)>,
+    /// Each process's start, wall time (spawn to exit) and timeline, for those that sent one.
+    pub(crate) timelines: Vec<(Instant, f64, Timeline)>,
 }
 
 impl Counters {
     /// Adds what one call of [`crate::runs::Plan::run`] ran.
     pub(crate) fn ran(&mut self, ran: Ran) {
         self.runs += ran.processes;
-        for (started, t) in ran.timelines {
+        for (started, wall, t) in ran.timelines {
+            self.process_wall += wall;
             let sum = &mut self.timeline;
             sum.device_open += t.device_open;
             sum.setup += t.setup;

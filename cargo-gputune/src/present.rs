@@ -120,10 +120,12 @@ pub fn critical_path(
             at.saturating_duration_since(started).as_secs_f64()
         )
     });
+    let outside = (counters.process_wall - t.total).max(0.0);
     Some(format!(
         "Time to the first sample {first}; in {} bench process(es) of {:.2} s in all: \
          device open {:.2} s, setup {:.2} s, reference outputs {:.2} s, compile waits {:.2} s, \
-         measuring {:.2} s",
+         measuring {:.2} s; {outside:.2} s more before their clocks started or after they \
+         stopped (exec, loading, teardown)",
         counters.runs, t.total, t.device_open, t.setup, t.reference, t.compile_wait, t.measure
     ))
 }

@@ -339,7 +339,7 @@ impl Plan<'_> {
             })?;
             ran.processes += 1;
             if let Some(t) = timeline {
-                ran.timelines.push((spawned, t));
+                ran.timelines.push((spawned, outcome.seconds, t));
             }
             match outcome.exit {
                 Exit::Code(code @ (2 | 3)) => protocol::check_exit(code, &outcome.stderr)?,

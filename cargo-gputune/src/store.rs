@@ -301,6 +301,10 @@ impl Store {
         if !mode.eq_ignore_ascii_case("wal") {
             bail!("cannot switch to WAL mode (got {mode})");
         }
+        // In WAL mode NORMAL syncs at checkpoints, not at every commit: a killed search still
+        // keeps every committed row (only an OS crash or power loss can undo the last few), and
+        // a search that commits each variant's rows as they come no longer waits on the disk.
+        self.conn.execute_batch("PRAGMA synchronous = NORMAL")?;
         self.conn.execute_batch(SCHEMA)?;
         match self.schema_version()? {
             None => {

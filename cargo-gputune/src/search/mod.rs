@@ -98,8 +98,9 @@ pub enum Sink<'a> {
 }
 
 /// The bench flags every run of a search passes, from what the user gave after `--` and the
-/// search's defaults: the entropy criterion (it stops as soon as the distribution stops
-/// changing: what a search wants), no hot loop (a search scores cold times) and deciding
+/// search's defaults: `entropy-or-stdrel` (entropy stops as soon as the distribution stops
+/// changing, what a search wants, and stdrel ends the long kernels whose every sample is a new
+/// clock value, where entropy would take a thousand), no hot loop (a search scores cold times) and deciding
 /// (`--decide 3`: screen, then measure the finalists in full).
 /// They are checked here, before anything is built; flags that the search itself sets per
 /// run (`-b`, `-a`, `--variant`, `--json`, `--jsonl`, `--list`, `--devices`) are refused.
@@ -130,7 +131,7 @@ pub(crate) fn measurement_args(s: &SearchArgs) -> Result<BenchArgs> {
         )));
     }
     if a.stopping_criterion.is_none() {
-        a.stopping_criterion = Some("entropy".into());
+        a.stopping_criterion = Some("entropy-or-stdrel".into());
     }
     if !s.hot {
         a.no_batch = true;

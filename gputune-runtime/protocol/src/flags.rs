@@ -335,6 +335,10 @@ impl BenchArgs {
         let criterion = match a.criterion() {
             "stdrel" => format!("stdrel(max-noise={},min-time={})", a.max_noise, a.min_time),
             "entropy" => format!("entropy(max-angle={},min-r2={})", a.max_angle, a.min_r2),
+            "entropy-or-stdrel" => format!(
+                "entropy-or-stdrel(max-noise={},min-time={},max-angle={},min-r2={})",
+                a.max_noise, a.min_time, a.max_angle, a.min_r2
+            ),
             "sample-count" => format!("sample-count(target-samples={})", a.target_samples),
             other => format!("{other}({})", params.join(",")),
         };

@@ -33,10 +33,12 @@
 //! assert!(c.is_finished());
 //! ```
 
+mod either;
 mod entropy;
 mod sample_count;
 mod stdrel;
 
+pub use either::EntropyOrStdrel;
 pub use entropy::Entropy;
 pub use sample_count::SampleCount;
 pub use stdrel::Stdrel;
@@ -98,7 +100,7 @@ pub struct Criteria {
 }
 
 impl Criteria {
-    /// `stdrel`, `entropy` and `sample-count`.
+    /// `stdrel`, `entropy`, `sample-count` and `entropy-or-stdrel` (a search's default).
     pub fn builtin() -> Criteria {
         let mut c = Criteria {
             factories: Vec::new(),
@@ -107,6 +109,12 @@ impl Criteria {
         c.register("entropy", |p| Box::new(Entropy::new(p.max_angle, p.min_r2)));
         c.register("sample-count", |p| {
             Box::new(SampleCount::new(p.target_samples))
+        });
+        c.register(EntropyOrStdrel::NAME, |p| {
+            Box::new(EntropyOrStdrel::new(
+                Entropy::new(p.max_angle, p.min_r2),
+                Stdrel::new(p.max_noise, p.min_time),
+            ))
         });
         c
     }
