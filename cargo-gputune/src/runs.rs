@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use gputune_protocol::manifest::Function;
 use gputune_protocol::{BenchArgs, StateRecord, StateStatus, Status, Stop, StopReason};
 
@@ -124,6 +124,9 @@ pub(crate) struct RunRequest<'a> {
     /// carry its samples (`Measurement::control`).
     pub(crate) control: bool,
 }
+
+/// The longest `--variant` list passed as an argument; longer ones go through a file.
+const VARIANTS_IN_ARGUMENT: usize = 32 * 1024;
 
 /// A pass over a bench's variants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,15 +282,23 @@ impl Plan<'_> {
             args.extend(ct.args.iter().cloned());
             args.extend(self.user_axes.iter().cloned());
             args.push("--variant".into());
-            args.push(
-                control
-                    .then_some("base")
-                    .into_iter()
-                    .chain(remaining.iter().map(String::as_str))
-                    .map(|l| format!("{f}.{l}"))
-                    .collect::<Vec<_>>()
-                    .join(","),
-            );
+            let variants = control
+                .then_some("base")
+                .into_iter()
+                .chain(remaining.iter().map(String::as_str))
+                .map(|l| format!("{f}.{l}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            // One argument may hold 128 KiB on Linux; a whole large space's labels go
+            // through a file (`--variant @FILE`).
+            if variants.len() > VARIANTS_IN_ARGUMENT {
+                let file = self.work_dir.join("variants.txt");
+                std::fs::write(&file, &variants)
+                    .with_context(|| format!("writing {}", file.display()))?;
+                args.push(format!("@{}", file.display()));
+            } else {
+                args.push(variants);
+            }
             args.extend(bench_args.to_args());
             // Base's samples in this process, per runtime workload: the control of the
             // variants after it.

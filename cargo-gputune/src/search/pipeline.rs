@@ -371,6 +371,27 @@ mod tests {
     }
 
     #[test]
+    fn no_batch_is_proposed_past_the_time_limit() {
+        let started = Instant::now() - std::time::Duration::from_secs(5);
+        let bounded = |limit| {
+            let bounds = Bounds {
+                batch_size: 4,
+                max_evals: None,
+                time_limit: Some(limit),
+                started,
+            };
+            Proposer::new(bounds, Box::new(Exhaustive::new(7)), space(20), Vec::new())
+        };
+        assert_eq!(
+            bounded(60.0).next(&mut Output::silent()).map(|b| b.len()),
+            Some(4)
+        );
+        let mut late = bounded(1.0);
+        assert_eq!(late.next(&mut Output::silent()), None);
+        assert_eq!(late.next(&mut Output::silent()), None, "and stays stopped");
+    }
+
+    #[test]
     fn max_evals_counts_what_was_stored_before() {
         let mut p = proposer(10, 4, Some(5), &["x_1", "x_2"]);
         assert_eq!(p.to_go(), 3);

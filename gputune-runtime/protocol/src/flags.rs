@@ -43,7 +43,9 @@ pub struct BenchArgs {
     #[arg(short = 'a', long = "axis", value_name = "SPEC")]
     pub axes: Vec<String>,
     /// Variant labels to run, one after another (for binaries that hold several variants).
-    #[arg(long, value_name = "LABEL[,LABEL…]", value_delimiter = ',')]
+    /// `@FILE` stands for the labels in FILE, separated by commas or line breaks: a list
+    /// longer than one argument may be (128 KiB on Linux) goes that way.
+    #[arg(long, value_name = "LABEL[,LABEL…]|@FILE", value_delimiter = ',')]
     pub variant: Vec<String>,
     /// Stopping criterion: stdrel (the default), entropy, sample-count, or a registered
     /// custom one.
@@ -158,6 +160,33 @@ impl BenchArgs {
             a.disable_blocking_kernel = true;
         }
         a
+    }
+
+    /// Replaces each `@FILE` of `--variant` with the labels FILE holds (commas or line breaks
+    /// between them), in place; the error names the file that cannot be read.
+    pub fn read_variant_files(&mut self) -> Result<(), FlagError> {
+        if !self.variant.iter().any(|v| v.starts_with('@')) {
+            return Ok(());
+        }
+        let mut labels = Vec::with_capacity(self.variant.len());
+        for v in std::mem::take(&mut self.variant) {
+            match v.strip_prefix('@') {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path).map_err(|e| {
+                        FlagError(format!("--variant @{path}: cannot read the file: {e}"))
+                    })?;
+                    labels.extend(
+                        text.split([',', '\n'])
+                            .map(str::trim)
+                            .filter(|l| !l.is_empty())
+                            .map(str::to_string),
+                    );
+                }
+                None => labels.push(v),
+            }
+        }
+        self.variant = labels;
+        Ok(())
     }
 
     /// Rejects values no criterion or loop can work with.
@@ -409,6 +438,21 @@ mod tests {
             BenchArgs::from_flags(default.to_args()).expect("parses"),
             default
         );
+    }
+
+    #[test]
+    fn variant_files_stand_for_their_labels() {
+        let path = std::env::temp_dir().join(format!("gputune-variants-{}", std::process::id()));
+        std::fs::write(&path, "f.a_1,f.a_2\nf.a_3\n").expect("writes");
+        let mut args = BenchArgs::from_flags(["--variant", &format!("f.base,@{}", path.display())])
+            .expect("parses");
+        args.read_variant_files().expect("reads");
+        assert_eq!(args.variant, ["f.base", "f.a_1", "f.a_2", "f.a_3"]);
+        std::fs::remove_file(&path).expect("removes");
+        let mut gone =
+            BenchArgs::from_flags(["--variant", &format!("@{}", path.display())]).expect("parses");
+        let e = gone.read_variant_files().expect_err("no file");
+        assert!(e.0.contains("cannot read the file"), "{e}");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::state::ExecConfig;
 /// Parses and checks the command line; `None` when it asked for `--help` or `--version`,
 /// which are printed here.
 pub(super) fn parse_flags(args: &[String]) -> Result<Option<Cli>> {
-    let cli = match Cli::try_parse_from(args) {
+    let mut cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -32,6 +32,7 @@ pub(super) fn parse_flags(args: &[String]) -> Result<Option<Cli>> {
         }
     };
     cli.validate()?;
+    cli.read_variant_files()?;
     // What the bench applies: `--profile` stands for the settings it implies.
     Ok(Some(cli.effective()))
 }
