@@ -3,7 +3,10 @@
 
 use std::time::{Duration, Instant};
 
+use anyhow::Result;
 use gputune_protocol::Timeline;
+
+use crate::protocol::Session;
 
 /// What a search did, for `--json` and the tests.
 #[derive(Debug, Default)]
@@ -32,10 +35,26 @@ pub(crate) struct Ran {
     pub(crate) processes: usize,
     /// Each process's start, wall time (spawn to exit) and timeline, for those that sent one.
     pub(crate) timelines: Vec<(Instant, f64, Timeline)>,
+    /// The last process, waiting for another pass ([`crate::runs::RunRequest::keep`]).
+    pub(crate) kept: Option<Session>,
+}
+
+impl Ran {
+    /// Ends `session` (a process waiting for a pass that will not come) and keeps its
+    /// timeline; its results were taken when its passes ended.
+    pub(crate) fn ended(&mut self, session: Session, limit: Option<Duration>) -> Result<()> {
+        let started = session.started();
+        let (outcome, timeline) = session.close(limit)?;
+        if let Some(t) = timeline {
+            self.timelines.push((started, outcome.seconds, t));
+        }
+        Ok(())
+    }
 }
 
 impl Counters {
-    /// Adds what one call of [`crate::runs::Plan::run`] ran.
+    /// Adds what one call of [`crate::runs::Plan::run`] ran (its kept process excepted, which
+    /// is the caller's to keep or end).
     pub(crate) fn ran(&mut self, ran: Ran) {
         self.runs += ran.processes;
         for (started, wall, t) in ran.timelines {

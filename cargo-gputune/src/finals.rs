@@ -263,9 +263,11 @@ impl Measured {
                     build_seconds: None,
                     pass: Pass::Final,
                     control: !only_base,
+                    keep: false,
                 };
                 let mut control: Vec<Measurement> = Vec::new();
-                let ran = plan.run(&req, out, &mut |label, mut new, out| {
+                let kept = self.kept.take();
+                let ran = plan.run(&req, kept, out, &mut |label, mut new, out| {
                     if label == "base" {
                         if base_row.is_empty() {
                             for r in &mut new {
@@ -304,7 +306,7 @@ impl Measured {
                 counters.stored += base_row.len();
             }
         }
-        Ok(())
+        self.end_kept(counters)
     }
 }
 

@@ -40,56 +40,122 @@ pub fn run_observed<E: From<std::io::Error>>(
     limit: Option<Duration>,
     mut observe: impl FnMut() -> Result<bool, E>,
 ) -> Result<Finished, E> {
-    let start = Instant::now();
-    // SAFETY: prctl is async-signal-safe; between fork and exec it only asks the kernel to
-    // SIGKILL the child when this process dies, so a killed cargo-gputune leaves no bench
-    // running on the GPU.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
+    let mut group = Group::spawn(cmd)?;
+    let watched = group.watch(limit, || {
+        observe().map(|p| if p { Step::Progress } else { Step::Idle })
+    })?;
+    match watched {
+        Watched::Ended(f) => Ok(f),
+        // `observe` above never says stop.
+        Watched::Stopped => unreachable!("run_observed's observer never stops the watch"),
     }
-    let mut child = cmd.process_group(0).spawn()?;
-    let pid = child.id() as libc::pid_t;
-    let kill = |child: &mut std::process::Child| {
-        // SAFETY: signals the group this function created; no memory is touched.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-        let _ = child.wait();
-    };
-    let mut last_progress = Instant::now();
-    let status: ExitStatus = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        match observe() {
-            Ok(true) => last_progress = Instant::now(),
-            Ok(false) => {}
-            Err(e) => {
-                kill(&mut child);
-                return Err(e);
-            }
-        }
-        if limit.is_some_and(|l| last_progress.elapsed() > l) {
-            kill(&mut child);
-            observe()?;
-            return Ok(Finished {
-                exit: Exit::TimedOut,
-                seconds: start.elapsed().as_secs_f64(),
+}
+
+/// What an observer of [`Group::watch`] saw this time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Nothing new.
+    Idle,
+    /// The child made progress: its limit counts from now.
+    Progress,
+    /// What the watch waited for has happened: return with the child still running.
+    Stop,
+}
+
+/// How a [`Group::watch`] returned.
+#[derive(Debug, Clone, Copy)]
+pub enum Watched {
+    /// The child ended.
+    Ended(Finished),
+    /// The observer said [`Step::Stop`]; the child still runs.
+    Stopped,
+}
+
+/// A child in a process group of its own, killed with the group when it outlives its limit
+/// and (`PR_SET_PDEATHSIG`) when this process dies.
+#[derive(Debug)]
+pub struct Group {
+    child: std::process::Child,
+    pid: libc::pid_t,
+    start: Instant,
+}
+
+impl Group {
+    /// Spawns `cmd` (stdio already set by the caller) in a new process group.
+    pub fn spawn(cmd: &mut Command) -> std::io::Result<Group> {
+        // SAFETY: prctl is async-signal-safe; between fork and exec it only asks the kernel to
+        // SIGKILL the child when this process dies, so a killed cargo-gputune leaves no bench
+        // running on the GPU.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
             });
         }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    observe()?;
-    let exit = match (status.code(), status.signal()) {
-        (Some(code), _) => Exit::Code(code),
-        (None, Some(sig)) => Exit::Signal(sig),
-        (None, None) => Exit::Code(-1),
-    };
-    Ok(Finished {
-        exit,
-        seconds: start.elapsed().as_secs_f64(),
-    })
+        let child = cmd.process_group(0).spawn()?;
+        Ok(Group {
+            pid: child.id() as libc::pid_t,
+            child,
+            start: Instant::now(),
+        })
+    }
+
+    /// The child's stdin, when the caller piped it.
+    pub fn stdin(&mut self) -> &mut Option<std::process::ChildStdin> {
+        &mut self.child.stdin
+    }
+
+    /// Kills the whole group and reaps the child.
+    pub fn kill(&mut self) {
+        // SAFETY: signals the group this value created; no memory is touched.
+        unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+
+    /// Waits until the child ends or `observe` (called every few milliseconds, and once more
+    /// after the child ended) says [`Step::Stop`]. Past `limit` since the last progress (or
+    /// since this call), the group is killed: [`Exit::TimedOut`]. An error from `observe`
+    /// kills the group and is returned.
+    pub fn watch<E: From<std::io::Error>>(
+        &mut self,
+        limit: Option<Duration>,
+        mut observe: impl FnMut() -> Result<Step, E>,
+    ) -> Result<Watched, E> {
+        let mut last_progress = Instant::now();
+        let status: ExitStatus = loop {
+            if let Some(status) = self.child.try_wait()? {
+                break status;
+            }
+            match observe() {
+                Ok(Step::Progress) => last_progress = Instant::now(),
+                Ok(Step::Idle) => {}
+                Ok(Step::Stop) => return Ok(Watched::Stopped),
+                Err(e) => {
+                    self.kill();
+                    return Err(e);
+                }
+            }
+            if limit.is_some_and(|l| last_progress.elapsed() > l) {
+                self.kill();
+                observe()?;
+                return Ok(Watched::Ended(Finished {
+                    exit: Exit::TimedOut,
+                    seconds: self.start.elapsed().as_secs_f64(),
+                }));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        observe()?;
+        let exit = match (status.code(), status.signal()) {
+            (Some(code), _) => Exit::Code(code),
+            (None, Some(sig)) => Exit::Signal(sig),
+            (None, None) => Exit::Code(-1),
+        };
+        Ok(Watched::Ended(Finished {
+            exit,
+            seconds: self.start.elapsed().as_secs_f64(),
+        }))
+    }
 }
 
 /// `SIGSEGV (signal 11)`: how a crash reads in the store.

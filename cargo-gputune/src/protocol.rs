@@ -2,15 +2,15 @@
 //! `docs/bench-json.md`): `--list`, `--devices`, and runs whose results come back as
 //! events. Nothing here links user code.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use gputune_protocol::{AxisDoc, BenchListing, DevicesDoc, ExitCode, ListDoc};
+use gputune_protocol::{AxisDoc, BenchListing, DevicesDoc, ExitCode, ListDoc, Timeline};
 
 use crate::cli::Usage;
-use crate::process::{self, Exit};
+use crate::process::{Exit, Finished, Group, Step, Watched};
 
 /// The protocol version this cargo-gputune speaks.
 pub use gputune_protocol::PROTOCOL_VERSION as PROTOCOL;
@@ -125,16 +125,17 @@ pub struct RunOutcome {
 pub use gputune_protocol::Event;
 
 /// Reads the complete lines appended to a file since the last call.
-struct Tail<'p> {
-    path: &'p Path,
+#[derive(Debug)]
+struct Tail {
+    path: PathBuf,
     offset: u64,
     partial: Vec<u8>,
 }
 
-impl Tail<'_> {
+impl Tail {
     fn read(&mut self) -> Result<Vec<Event>> {
         use std::io::{Read, Seek, SeekFrom};
-        let Ok(mut file) = std::fs::File::open(self.path) else {
+        let Ok(mut file) = std::fs::File::open(&self.path) else {
             return Ok(Vec::new());
         };
         file.seek(SeekFrom::Start(self.offset))?;
@@ -166,45 +167,200 @@ pub fn run(
     args: &[String],
     jsonl: &Path,
     limit: Option<Duration>,
-    mut on_event: impl FnMut(Event) -> Result<()>,
+    on_event: impl FnMut(Event) -> Result<()>,
 ) -> Result<RunOutcome> {
-    let _ = std::fs::remove_file(jsonl);
-    let err_path = jsonl.with_extension("stderr");
-    let mut cmd = Command::new(bin);
-    cmd.args(args)
-        .arg("--jsonl")
-        .arg(jsonl)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&err_path)?);
-    let mut tail = Tail {
-        path: jsonl,
-        offset: 0,
-        partial: Vec::new(),
-    };
-    let finished = process::run_observed(&mut cmd, limit, || -> Result<bool> {
-        let events = tail.read()?;
-        let progress = !events.is_empty();
-        for e in events {
-            on_event(e)?;
+    let mut session = Session::start(bin, "", args, jsonl, false)?;
+    match session.watch(limit, on_event)? {
+        Pass::Ended(outcome) => Ok(outcome),
+        // Without `--more-on-stdin` a bench sends no `pass_done`.
+        Pass::Done => session.finish(limit, |_| Ok(())),
+    }
+}
+
+/// How a pass of a [`Session`] ended.
+#[derive(Debug)]
+pub enum Pass {
+    /// Its variants are done (`pass_done`); the process waits for the next pass.
+    Done,
+    /// The process ended.
+    Ended(RunOutcome),
+}
+
+/// A bench process that may run several passes (`--more-on-stdin`): the screening of a batch
+/// and, when the finalists are in the same binary, their finals, with one start-up.
+#[derive(Debug)]
+pub struct Session {
+    bin: PathBuf,
+    /// The compile-time workload its `-a` flags select, as the store keys it.
+    ct: String,
+    group: Group,
+    started: Instant,
+    tail: Tail,
+    err_path: PathBuf,
+}
+
+impl Session {
+    /// Starts `bin` with `args` (which select compile-time workload `ct`) and `--jsonl FILE`;
+    /// with `more`, also `--more-on-stdin`, its stdin a pipe for the passes to come.
+    pub fn start(
+        bin: &Path,
+        ct: &str,
+        args: &[String],
+        jsonl: &Path,
+        more: bool,
+    ) -> Result<Session> {
+        let _ = std::fs::remove_file(jsonl);
+        let err_path = jsonl.with_extension("stderr");
+        let mut cmd = Command::new(bin);
+        cmd.args(args)
+            .arg("--jsonl")
+            .arg(jsonl)
+            .stdin(if more { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err_path)?);
+        if more {
+            cmd.arg("--more-on-stdin");
         }
-        Ok(progress)
-    })
-    .with_context(|| format!("running {}", bin.display()))?;
-    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
-    let lines: Vec<&str> = stderr
-        .lines()
-        .filter(|l| {
-            !["Run:", "Pass:", "Fail:", "Skip:"]
-                .iter()
-                .any(|p| l.starts_with(p))
+        let group = Group::spawn(&mut cmd).with_context(|| format!("running {}", bin.display()))?;
+        Ok(Session {
+            bin: bin.to_path_buf(),
+            ct: ct.to_string(),
+            started: Instant::now(),
+            group,
+            tail: Tail {
+                path: jsonl.to_path_buf(),
+                offset: 0,
+                partial: Vec::new(),
+            },
+            err_path,
         })
-        .collect();
-    Ok(RunOutcome {
-        exit: finished.exit,
-        seconds: finished.seconds,
-        stderr: lines[lines.len().saturating_sub(5)..].join("\n"),
-    })
+    }
+
+    /// Whether it runs `bin` on compile-time workload `ct`: then it can take a pass of
+    /// them.
+    pub fn serves(&self, bin: &Path, ct: &str) -> bool {
+        self.bin == bin && self.ct == ct
+    }
+
+    /// When it started.
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Its outcome so far, for a pass that ended with the process waiting for the next.
+    pub fn between_passes(&self) -> RunOutcome {
+        RunOutcome {
+            exit: Exit::Code(0),
+            seconds: self.started.elapsed().as_secs_f64(),
+            stderr: String::new(),
+        }
+    }
+
+    /// Hands each event to `on_event` until the pass is done or the process ends. `limit`
+    /// counts from the last event.
+    pub fn watch(
+        &mut self,
+        limit: Option<Duration>,
+        mut on_event: impl FnMut(Event) -> Result<()>,
+    ) -> Result<Pass> {
+        let tail = &mut self.tail;
+        let watched = self
+            .group
+            .watch(limit, || -> Result<Step> {
+                let events = tail.read()?;
+                let mut step = if events.is_empty() {
+                    Step::Idle
+                } else {
+                    Step::Progress
+                };
+                for e in events {
+                    if e == Event::PassDone {
+                        step = Step::Stop;
+                    } else {
+                        on_event(e)?;
+                    }
+                }
+                Ok(step)
+            })
+            .with_context(|| format!("running {}", self.bin.display()))?;
+        match watched {
+            Watched::Stopped => Ok(Pass::Done),
+            Watched::Ended(f) => Ok(Pass::Ended(self.outcome(f))),
+        }
+    }
+
+    /// Sends the next pass's flags (`args`: the variants and the measurement settings; the
+    /// process keeps its own `-b` and `-a`). Watch it with [`Session::watch`].
+    pub fn send(&mut self, args: &[String]) -> Result<()> {
+        use std::io::Write;
+        let line = serde_json::to_string(args)?;
+        let sent = match self.group.stdin() {
+            Some(stdin) => stdin
+                .write_all(format!("{line}\n").as_bytes())
+                .and_then(|()| stdin.flush()),
+            None => Err(std::io::Error::other("its stdin is closed")),
+        };
+        sent.with_context(|| format!("sending a pass to {}", self.bin.display()))
+    }
+
+    /// Ends a process that waits for a pass (closes its stdin), watches it to its end and
+    /// returns how it ended and its `process` event's timeline.
+    pub fn close(mut self, limit: Option<Duration>) -> Result<(RunOutcome, Option<Timeline>)> {
+        let mut timeline = None;
+        let outcome = self.finish(limit, |e| {
+            if let Event::Process { timeline: t } = e {
+                timeline = Some(t);
+            }
+            Ok(())
+        })?;
+        Ok((outcome, timeline))
+    }
+
+    /// Ends the process after its current pass (closes its stdin) and watches it to the end.
+    pub fn finish(
+        &mut self,
+        limit: Option<Duration>,
+        mut on_event: impl FnMut(Event) -> Result<()>,
+    ) -> Result<RunOutcome> {
+        drop(self.group.stdin().take());
+        loop {
+            // A `pass_done` after the last pass only says the process reads stdin once more.
+            if let Pass::Ended(outcome) = self.watch(limit, &mut on_event)? {
+                return Ok(outcome);
+            }
+        }
+    }
+
+    fn outcome(&self, finished: Finished) -> RunOutcome {
+        let stderr = std::fs::read_to_string(&self.err_path).unwrap_or_default();
+        let lines: Vec<&str> = stderr
+            .lines()
+            .filter(|l| {
+                !["Run:", "Pass:", "Fail:", "Skip:"]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            })
+            .collect();
+        RunOutcome {
+            exit: finished.exit,
+            seconds: finished.seconds,
+            stderr: lines[lines.len().saturating_sub(5)..].join("\n"),
+        }
+    }
+}
+
+impl Drop for Session {
+    /// A session dropped before its end (an error elsewhere) ends its process: a closed stdin
+    /// ends a waiting bench; one that does not end soon is killed with its group.
+    fn drop(&mut self) {
+        drop(self.group.stdin().take());
+        let ended = self.group.watch(Some(Duration::from_secs(5)), || {
+            Ok::<Step, std::io::Error>(Step::Idle)
+        });
+        if !matches!(ended, Ok(Watched::Ended(_))) {
+            self.group.kill();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -232,7 +388,7 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("run.jsonl");
         let mut tail = Tail {
-            path: &path,
+            path: path.clone(),
             offset: 0,
             partial: Vec::new(),
         };
@@ -265,6 +421,58 @@ mod tests {
                 state: Box::new(state)
             }]
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_session_runs_passes_until_its_stdin_closes() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("gputune-session-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        // A bench in miniature: one variant per pass, named by the pass's line, then
+        // `pass_done`; the end of stdin ends it with its `process` event.
+        let bench = dir.join("bench.sh");
+        std::fs::write(
+            &bench,
+            r#"#!/bin/sh
+out=""; prev=""
+for a in "$@"; do [ "$prev" = --jsonl ] && out=$a; prev=$a; done
+echo '{"event":"variant","bench":"b","variant":"first"}' >> "$out"
+echo '{"event":"pass_done"}' >> "$out"
+while read -r line; do
+  [ -z "$line" ] && break
+  echo "{\"event\":\"variant\",\"bench\":\"b\",\"variant\":\"$(echo "$line" | tr -d '[]\" ')\"}" >> "$out"
+  echo '{"event":"pass_done"}' >> "$out"
+done
+echo '{"event":"process","timeline":{"first_sample":null,"device_open":0,"setup":0,"reference":0,"compile_wait":0,"measure":0,"total":0.5}}' >> "$out"
+"#,
+        )
+        .expect("script");
+        std::fs::set_permissions(&bench, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let jsonl = dir.join("run.jsonl");
+        let limit = Some(Duration::from_secs(20));
+        let mut session = Session::start(&bench, "ct", &[], &jsonl, true).expect("starts");
+        assert!(session.serves(&bench, "ct") && !session.serves(&bench, "other"));
+        let mut seen = Vec::new();
+        let mut variants = |e: Event| {
+            if let Event::Variant { variant, .. } = e {
+                seen.push(variant.unwrap_or_default());
+            }
+            Ok(())
+        };
+        assert!(matches!(
+            session.watch(limit, &mut variants).expect("watches"),
+            Pass::Done
+        ));
+        session.send(&["second".to_string()]).expect("sends");
+        assert!(matches!(
+            session.watch(limit, &mut variants).expect("watches"),
+            Pass::Done
+        ));
+        let (outcome, timeline) = session.close(limit).expect("ends");
+        assert_eq!(outcome.exit, Exit::Code(0));
+        assert_eq!(timeline.map(|t| t.total), Some(0.5));
+        assert_eq!(seen, ["first", "second"]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

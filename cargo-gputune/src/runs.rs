@@ -20,7 +20,7 @@ pub(crate) use crate::counters::Ran;
 use crate::output::Output;
 use crate::present;
 use crate::process::{self, Exit};
-use crate::protocol::{self, Axis, BenchInfo};
+use crate::protocol::{self, Axis, BenchInfo, Session};
 use crate::results;
 use crate::score;
 use crate::search::pipeline::{BuildFailure, BuiltUnit};
@@ -123,7 +123,14 @@ pub(crate) struct RunRequest<'a> {
     /// Run base first in every process, as the control of the variants after it: their rows
     /// carry its samples (`Measurement::control`).
     pub(crate) control: bool,
+    /// Keep the last process waiting for another pass (`--more-on-stdin`) instead of ending
+    /// it: [`Ran::kept`]. A deciding search's finals then run in the process that screened
+    /// them, without a second start-up.
+    pub(crate) keep: bool,
 }
+
+/// How long a process waiting for a pass may take to end once told no pass is coming.
+const END_LIMIT: Duration = Duration::from_secs(60);
 
 /// The longest `--variant` list passed as an argument; longer ones go through a file.
 const VARIANTS_IN_ARGUMENT: usize = 32 * 1024;
@@ -251,11 +258,14 @@ impl Plan<'_> {
     /// Runs `labels` on one compile-time workload in as few bench processes as it takes:
     /// one, unless a variant crashes or hangs; that variant is recorded and the rest go on
     /// in a fresh process. `finished` gets each variant's rows as soon as its last state has
-    /// been streamed, so that a kill of this process loses nothing finished. Returns the
-    /// number of processes.
+    /// been streamed, so that a kill of this process loses nothing finished. `session`, a
+    /// process kept waiting by an earlier call ([`RunRequest::keep`]), runs the first pass
+    /// if it runs the same binary on the same workload, and is ended otherwise. Returns what
+    /// ran, and the process kept waiting, if asked to keep one.
     pub(crate) fn run(
         &self,
         req: &RunRequest<'_>,
+        session: Option<Session>,
         out: &mut Output,
         finished: &mut VariantSink<'_>,
     ) -> Result<Ran> {
@@ -267,6 +277,7 @@ impl Plan<'_> {
             build_seconds,
             pass,
             mut control,
+            keep,
         } = *req;
         let f = &self.function.name;
         let screen = match pass {
@@ -277,11 +288,13 @@ impl Plan<'_> {
         let bench_args = screen.as_ref().unwrap_or(&self.bench_args);
         let mut remaining: Vec<String> = labels.to_vec();
         let mut ran = Ran::default();
+        let mut reuse = session;
         while !remaining.is_empty() {
-            let mut args = vec!["-b".to_string(), self.info.name.clone()];
-            args.extend(ct.args.iter().cloned());
-            args.extend(self.user_axes.iter().cloned());
-            args.push("--variant".into());
+            // What the process keeps over its passes, and what each pass says.
+            let mut process_args = vec!["-b".to_string(), self.info.name.clone()];
+            process_args.extend(ct.args.iter().cloned());
+            process_args.extend(self.user_axes.iter().cloned());
+            let mut args = vec!["--variant".to_string()];
             let variants = control
                 .then_some("base")
                 .into_iter()
@@ -321,14 +334,33 @@ impl Plan<'_> {
                 }
                 (label, rows)
             };
-            out.verbose(&format!("{} {}", bin.display(), args.join(" ")));
-            let jsonl = self.work_dir.join("run.jsonl");
+            // A process waiting from an earlier call goes on with this pass if it runs this
+            // binary on this workload; otherwise it ends before another one starts.
+            let mut session = match reuse.take() {
+                Some(mut s) if s.serves(bin, &ct.key) => {
+                    out.verbose(&format!("{} (next pass) {}", bin.display(), args.join(" ")));
+                    s.send(&args)?;
+                    s
+                }
+                other => {
+                    if let Some(s) = other {
+                        ran.ended(s, limit)?;
+                    }
+                    let mut all = process_args;
+                    all.extend(args);
+                    let more = if keep { " --more-on-stdin" } else { "" };
+                    out.verbose(&format!("{} {}{more}", bin.display(), all.join(" ")));
+                    let jsonl = self.work_dir.join("run.jsonl");
+                    ran.processes += 1;
+                    Session::start(bin, &ct.key, &all, &jsonl, keep)?
+                }
+            };
+            let session_started = session.started();
             // The variant in progress, its states, and when it started.
             let mut current: Option<(String, Vec<StateRecord>, Instant)> = None;
             let mut started: Vec<String> = Vec::new();
-            let spawned = Instant::now();
             let mut timeline = None;
-            let outcome = protocol::run(bin, &args, &jsonl, limit, |event| {
+            let mut on_event = |event: protocol::Event| {
                 match event {
                     protocol::Event::Variant { variant: label, .. } => {
                         if let Some(done) = current.take() {
@@ -345,12 +377,21 @@ impl Plan<'_> {
                         }
                     }
                     protocol::Event::Process { timeline: t } => timeline = Some(t),
+                    protocol::Event::PassDone => {}
                 }
                 Ok(())
-            })?;
-            ran.processes += 1;
+            };
+            let outcome = match session.watch(limit, &mut on_event)? {
+                protocol::Pass::Done if keep => {
+                    let outcome = session.between_passes();
+                    ran.kept = Some(session);
+                    outcome
+                }
+                protocol::Pass::Done => session.finish(limit, &mut on_event)?,
+                protocol::Pass::Ended(outcome) => outcome,
+            };
             if let Some(t) = timeline {
-                ran.timelines.push((spawned, outcome.seconds, t));
+                ran.timelines.push((session_started, outcome.seconds, t));
             }
             match outcome.exit {
                 Exit::Code(code @ (2 | 3)) => protocol::check_exit(code, &outcome.stderr)?,
@@ -477,6 +518,9 @@ pub(crate) struct Measured {
     base_run: BTreeMap<String, f64>,
     /// The binary each variant measured by this process was run from, for the finals.
     pub(crate) bins: BTreeMap<String, PathBuf>,
+    /// The last bench process of a deciding search's first pass, waiting to measure the
+    /// finals (or the next batch of a strategy) in the same process.
+    pub(crate) kept: Option<Session>,
 }
 
 impl Measured {
@@ -487,6 +531,7 @@ impl Measured {
             rows: BTreeMap::new(),
             base_run: BTreeMap::new(),
             bins: BTreeMap::new(),
+            kept: None,
         };
         for row in store.measurements()?.into_iter().filter(|m| {
             m.revision == plan.revision
@@ -549,8 +594,9 @@ impl Measured {
                 build_seconds: Some(base_build),
                 pass: Pass::First,
                 control: false,
+                keep: false,
             };
-            let ran = plan.run(&req, out, &mut |_, rows, _| {
+            let ran = plan.run(&req, self.kept.take(), out, &mut |_, rows, _| {
                 store.put(&rows)?;
                 new = rows;
                 Ok(())
@@ -571,6 +617,16 @@ impl Measured {
             self.rows.insert(key, new);
             self.base_run
                 .insert(ct.key.clone(), t.elapsed().as_secs_f64());
+        }
+        Ok(())
+    }
+
+    /// Ends the process kept waiting for a pass, if any (nothing more is coming to it).
+    pub(crate) fn end_kept(&mut self, counters: &mut Counters) -> Result<()> {
+        if let Some(session) = self.kept.take() {
+            let mut ran = Ran::default();
+            ran.ended(session, Some(END_LIMIT))?;
+            counters.ran(ran);
         }
         Ok(())
     }
@@ -632,8 +688,10 @@ impl Measured {
                 build_seconds: Some(build_seconds / group.len() as f64),
                 pass: Pass::First,
                 control: true,
+                keep: plan.bench_args.decide.is_some(),
             };
-            let ran = plan.run(&req, out, &mut |label, new, out| {
+            let kept = self.kept.take();
+            let mut ran = plan.run(&req, kept, out, &mut |label, new, out| {
                 if label == "base" {
                     // The control is kept in the variants' rows; only a failure is news.
                     if let Some(bad) = new.iter().find(|r| r.status != Status::Ok) {
@@ -674,6 +732,7 @@ impl Measured {
                 out.advance();
                 Ok(())
             })?;
+            self.kept = ran.kept.take();
             counters.ran(ran);
         }
         Ok(scored)

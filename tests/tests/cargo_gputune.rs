@@ -39,10 +39,10 @@ fn search_resume_report_apply_and_check() {
     let out = gputune(&bin, &db, &args);
     assert!(out.status.success(), "{}", text(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
-    // Two bench processes: the one batch, whose binary runs base (the control) and its four
-    // variants, screened; and the finals, base and the variants that can still win,
-    // measured in full.
-    assert_eq!(doc["search"]["runs"], 2, "{doc}");
+    // One bench process: the one batch's binary runs base (the control) and its four
+    // variants, screened, then, as a second pass (`--more-on-stdin`), the finals: base and
+    // the variants that can still win, measured in full.
+    assert_eq!(doc["search"]["runs"], 1, "{doc}");
     assert!(doc["search"]["builds"].as_u64().is_some_and(|b| b >= 1));
     let variants = doc["groups"][0]["variants"].as_array().expect("variants");
     let mut labels: Vec<&str> = variants

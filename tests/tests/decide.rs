@@ -31,8 +31,13 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
             && !stderr.contains("--race"),
         "{stderr}"
     );
-    // The finals: the plan's own flags, deciding against the best so far.
+    // The finals: the plan's own flags, deciding against the best so far, as a second pass
+    // of the process that screened them (`--more-on-stdin`): one start-up in all.
     assert!(stderr.contains("sample-count --decide 3"), "{stderr}");
+    assert!(
+        stderr.contains("--more-on-stdin") && stderr.contains("(next pass) --variant spin.base,"),
+        "{stderr}"
+    );
     assert!(stderr.contains("Deciding spin.spin [*]"), "{stderr}");
     // Base has no process of its own: every screened variant is scored against its control.
     assert!(!text(&out).contains("unscored"), "{}", text(&out));
@@ -86,6 +91,7 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
 
     // The report says why each stopped; a rerun measures nothing.
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+    assert_eq!(doc["search"]["runs"], 1, "one bench process: {doc}");
     let stops: Vec<&str> = doc["groups"][0]["variants"]
         .as_array()
         .expect("variants")

@@ -234,6 +234,9 @@ pub enum Event {
         /// The state, as in the results document.
         state: Box<StateRecord>,
     },
+    /// Under `--more-on-stdin`: a pass's variants are all done, and the process waits for
+    /// the next pass's line on stdin.
+    PassDone,
     /// The process is done measuring: where its wall time went. The last event of a process
     /// that ends normally.
     Process {

@@ -118,6 +118,13 @@ pub struct BenchArgs {
     /// short kernels' times.
     #[arg(long)]
     pub disable_blocking_kernel: bool,
+    /// After the listed variants, wait for more passes in the same process: each line on
+    /// stdin is a JSON array of bench flags (`--variant` and the measurement settings; the
+    /// process keeps its `-b`, `-a`, device and output flags), run like the first; an empty
+    /// line or the end of stdin ends the process. A `pass_done` event follows each pass.
+    /// The workloads' setups, compiled kernels and the CUDA context carry over.
+    #[arg(long)]
+    pub more_on_stdin: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     pub bench: bool,
@@ -187,6 +194,34 @@ impl BenchArgs {
         }
         self.variant = labels;
         Ok(())
+    }
+
+    /// The flags of a further pass (`--more-on-stdin`) from its line, a JSON array of
+    /// strings. Refuses the flags a process keeps from its first pass; the device and
+    /// `--cpu` stay the process's whatever the line says.
+    pub fn next_pass(line: &str) -> Result<BenchArgs, FlagError> {
+        let flags: Vec<String> = serde_json::from_str(line)
+            .map_err(|e| FlagError(format!("a pass is a JSON array of flags: {e}")))?;
+        let a = BenchArgs::from_flags(&flags).map_err(|e| {
+            let text = e.to_string();
+            FlagError(text.lines().next().unwrap_or_default().to_string())
+        })?;
+        let kept = [
+            (!a.benchmarks.is_empty(), "-b"),
+            (!a.axes.is_empty(), "-a"),
+            (a.json.is_some(), "--json"),
+            (a.jsonl.is_some(), "--jsonl"),
+            (a.list, "--list"),
+            (a.devices, "--devices"),
+            (a.more_on_stdin, "--more-on-stdin"),
+        ];
+        if let Some((_, flag)) = kept.iter().find(|(given, _)| *given) {
+            return Err(FlagError(format!(
+                "{flag} belongs to the process, not to a further pass"
+            )));
+        }
+        a.validate()?;
+        Ok(a)
     }
 
     /// Rejects values no criterion or loop can work with.
@@ -275,6 +310,7 @@ impl BenchArgs {
         flag(self.bench, "--bench");
         flag(self.profile, "--profile");
         flag(self.disable_blocking_kernel, "--disable-blocking-kernel");
+        flag(self.more_on_stdin, "--more-on-stdin");
         for b in &self.benchmarks {
             out.extend(["-b".to_string(), b.clone()]);
         }

@@ -36,5 +36,6 @@ pub use status::Status;
 /// The version of the whole contract: flags, documents, events and their meaning. Every
 /// document carries it; a reader refuses another. 4 made the contract typed: numbers are
 /// numbers, the stop reason is a field, one version instead of protocol 3 and JSON 1.4; 5
-/// added the `process` event (where a process's time went).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// added the `process` event (where a process's time went); 6 added `--more-on-stdin` and the
+/// `pass_done` event (further passes in one process).
+pub const PROTOCOL_VERSION: u32 = 6;

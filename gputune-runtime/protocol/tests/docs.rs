@@ -200,10 +200,14 @@ fn events() -> Vec<Event> {
                 total: 2.0,
             },
         },
+        Event::PassDone,
     ];
     for e in &all {
         match e {
-            Event::Variant { .. } | Event::State { .. } | Event::Process { .. } => {}
+            Event::Variant { .. }
+            | Event::State { .. }
+            | Event::Process { .. }
+            | Event::PassDone => {}
         }
     }
     all

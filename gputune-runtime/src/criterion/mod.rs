@@ -119,6 +119,13 @@ impl Criteria {
         c
     }
 
+    /// These criteria, leaving none behind.
+    pub(crate) fn take(&mut self) -> Criteria {
+        Criteria {
+            factories: std::mem::take(&mut self.factories),
+        }
+    }
+
     /// Adds (or replaces) the criterion called `name`.
     pub fn register(
         &mut self,

@@ -47,6 +47,14 @@ impl EventStream {
 }
 
 impl EventStream {
+    /// A pass of `--more-on-stdin` is done; the process reads the next from stdin.
+    pub(super) fn pass_done(&mut self) -> Result<()> {
+        let Some(lines) = &mut self.0 else {
+            return Ok(());
+        };
+        lines.emit(&Event::PassDone)
+    }
+
     /// The process is done: where its time went, as its last event.
     pub(super) fn process(&mut self) -> Result<()> {
         let Some(lines) = &mut self.0 else {

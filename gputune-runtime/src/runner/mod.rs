@@ -10,6 +10,7 @@ mod backends;
 mod config;
 mod events;
 mod listing;
+mod passes;
 mod progress;
 mod race;
 mod results;
@@ -125,13 +126,28 @@ pub fn run(args: &[String], benches: Vec<Bench>, criteria: Criteria) -> Result<i
         devices: runner.devices().to_vec(),
         benchmarks: Vec::new(),
     };
-    for (bench, &index) in benches.iter().zip(&indices) {
-        report
-            .benchmarks
-            .push(runner.bench(bench, index, &variants)?);
-        if runner.lost().is_some() {
+    let mut variants = variants;
+    loop {
+        for (bench, &index) in benches.iter().zip(&indices) {
+            report
+                .benchmarks
+                .push(runner.bench(bench, index, &variants)?);
+            if runner.lost().is_some() {
+                break;
+            }
+        }
+        if !cli.more_on_stdin || runner.lost().is_some() {
             break;
         }
+        runner.pass_done()?;
+        let Some(next) = passes::read_next()? else {
+            break;
+        };
+        let config = RunConfig::new(&next, runner.take_criteria(), &benches)?;
+        variant::plan(&benches, &next.variant);
+        let states = benches.iter().map(Bench::state_count).sum::<usize>() * config.variants.len();
+        runner.next_pass(config.exec, &next, states);
+        variants = config.variants;
     }
     results::write(&report, cli.json.as_deref())?;
     runner.process_done()?;

@@ -70,6 +70,24 @@ impl Runner {
         self.events.process()
     }
 
+    /// Ends a pass of `--more-on-stdin`.
+    pub(super) fn pass_done(&mut self) -> Result<()> {
+        self.events.pass_done()
+    }
+
+    /// The registered criteria, taken out for the next pass's settings ([`Runner::next_pass`]).
+    pub(super) fn take_criteria(&mut self) -> crate::criterion::Criteria {
+        self.exec.criteria.take()
+    }
+
+    /// Measures the next pass with `exec` and `cli`'s race settings, over `states` states;
+    /// the devices, the event stream and everything the process keeps carry over.
+    pub(super) fn next_pass(&mut self, exec: ExecConfig, cli: &Cli, states: usize) {
+        self.exec = exec;
+        self.race = RaceBook::new(cli.race, cli.decide);
+        self.progress = Progress::new(states);
+    }
+
     /// The state that lost the device, once one has: nothing more may run.
     pub(super) fn lost(&self) -> Option<&LostDevice> {
         self.lost.as_ref()
