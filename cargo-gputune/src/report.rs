@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::cli::Format;
 use crate::present;
 use crate::results::{Group, Ranked};
-use crate::store::Store;
+use crate::store::{Measurement, Store};
 
 /// Version of the report JSON.
 pub const REPORT_VERSION: u32 = 1;
@@ -66,20 +66,41 @@ pub fn to_json(groups: &[Group], top: usize) -> Value {
 }
 
 /// Column names of the table and markdown.
-const HEADER: [&str; 8] = [
-    "variant", "score", "mins", "means", "maxs", "time", "noise", "sig",
+const HEADER: [&str; 9] = [
+    "variant", "score", "mins", "means", "maxs", "time", "noise", "samples", "sig",
 ];
 
 /// What the columns and marks mean, one sentence a line.
-const LEGEND: [&str; 4] = [
+const LEGEND: [&str; 5] = [
     "score: weighted mean of the speedups over base (base time / variant time) on the runtime workloads; > 1 is faster",
     "mins, means, maxs: smallest, mean and largest unweighted speedup over the runtime workloads",
     "time: median time (median over the runtime workloads when several); noise: relative stdev of the samples",
+    "samples: cold samples over the runtime workloads, and why measuring stopped: criterion (in full), screened (the first pass only: it could not win), raced (clearly behind a faster one), timeout",
     "sig: + significantly faster than base, - significantly slower, ~ within noise (Mann-Whitney U, p < 0.05, and a difference beyond the noise)",
 ];
 
+/// A variant's cold samples over its rows, and why they stopped (each reason once).
+fn sampled(rows: &[Measurement]) -> String {
+    let n: usize = rows.iter().map(|m| m.samples.len()).sum();
+    if n == 0 {
+        return String::new();
+    }
+    let mut why: Vec<&str> = Vec::new();
+    for s in rows.iter().filter_map(|m| m.stop) {
+        if !why.contains(&s.as_str()) {
+            why.push(s.as_str());
+        }
+    }
+    format!("{n} {}", why.join("/")).trim_end().to_string()
+}
+
 /// One row's cells as the table and markdown show them.
-fn cells(r: &Ranked) -> [String; 8] {
+fn cells(g: &Group, r: &Ranked) -> [String; 9] {
+    let samples = g
+        .variants
+        .get(&r.variant)
+        .map(|rows| sampled(rows))
+        .unwrap_or_default();
     let time = r.timing.map(|t| present::time(t.time)).unwrap_or_default();
     let noise = r
         .timing
@@ -96,6 +117,7 @@ fn cells(r: &Ranked) -> [String; 8] {
             String::new(),
             time,
             noise,
+            samples,
             String::new(),
         ],
         Some(s) => [
@@ -106,6 +128,7 @@ fn cells(r: &Ranked) -> [String; 8] {
             format!("{:.4}", s.max),
             time,
             noise,
+            samples,
             s.verdict().mark().into(),
         ],
         None => [
@@ -120,6 +143,7 @@ fn cells(r: &Ranked) -> [String; 8] {
             String::new(),
             time,
             noise,
+            samples,
             String::new(),
         ],
     }
@@ -194,7 +218,7 @@ fn table(groups: &[Group], top: usize) -> String {
     let mut s = String::new();
     for g in groups {
         let (listed, hidden) = listed(g, top);
-        let rows: Vec<[String; 8]> = listed.iter().map(cells).collect();
+        let rows: Vec<[String; 9]> = listed.iter().map(|r| cells(g, r)).collect();
         s.push_str(&format!("{}\n", title(g)));
         let mut width = HEADER.map(str::len);
         for r in &rows {
@@ -247,7 +271,7 @@ fn markdown(groups: &[Group], top: usize) -> String {
             "---:|".repeat(HEADER.len() - 2) + ":---:|"
         ));
         for r in &listed {
-            s.push_str(&format!("| {} |\n", cells(r).join(" | ")));
+            s.push_str(&format!("| {} |\n", cells(g, r).join(" | ")));
         }
         if let Some(note) = note(g, hidden, top) {
             s.push_str(&format!("\n{note}\n"));
@@ -400,7 +424,8 @@ mod tests {
         assert!(
             base.contains("1.0000")
                 && base.contains("100.0 us")
-                && base.trim_end().ends_with("±1.2 %"),
+                && base.contains("±1.2 %")
+                && base.trim_end().ends_with("30"),
             "{text}"
         );
         let fast = row(&text, "fast");
