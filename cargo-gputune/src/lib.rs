@@ -17,6 +17,7 @@ pub mod devices;
 mod finals;
 pub mod interrupt;
 pub mod lock;
+mod measured;
 pub mod merge;
 pub mod output;
 pub mod plot;
