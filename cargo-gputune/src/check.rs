@@ -2,6 +2,12 @@
 //! the same GPU model), each workload is SAME when the difference is within the smaller of
 //! the two noises (or `--threshold`), else FAST or SLOW; the applied variants must still
 //! score at least `--min-score`. A markdown summary; exit 0 pass, 1 regression.
+//!
+//! Two runs drift apart as a whole (clocks, temperature, another host of the same model:
+//! 1–2 % on an H200, more than the noise within one run), so a variant's time is compared
+//! after taking out base's drift on the same workload: its current time times base's
+//! baseline time over base's current time, that is, its speedup over base in each run. Base
+//! itself is compared as measured; the table shows its drift.
 
 use std::collections::BTreeMap;
 
@@ -22,8 +28,18 @@ pub struct Comparison {
     pub baseline: f64,
     /// Current centre (s).
     pub current: f64,
+    /// Base's current over its baseline centre on the same workload, which `current` is
+    /// divided by before comparing; `None` for base itself, or without base on both sides.
+    pub base_drift: Option<f64>,
     /// `SAME`, `FAST` or `SLOW`.
     pub verdict: &'static str,
+}
+
+impl Comparison {
+    /// The current centre with base's drift taken out.
+    pub fn current_normalised(&self) -> f64 {
+        self.current / self.base_drift.unwrap_or(1.0)
+    }
 }
 
 /// The verdict for one workload: relative difference against the allowed band.
@@ -96,6 +112,23 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Bas
             continue;
         };
         let before = out.rows.len();
+        // Base's centre per runtime workload, in the baseline and now.
+        let base_now: BTreeMap<&str, f64> = g
+            .variants
+            .get("base")
+            .into_iter()
+            .flatten()
+            .filter(|m| m.status == Status::Ok)
+            .filter_map(|m| Some((m.rt_workload.as_str(), m.center?)))
+            .collect();
+        let base_then: BTreeMap<&str, f64> = bg["variants"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|v| v["variant"] == "base")
+            .flat_map(|v| v["workloads"].as_array().into_iter().flatten())
+            .filter_map(|w| Some((w["rt_workload"].as_str()?, w["center"].as_f64()?)))
+            .collect();
         for bv in bg["variants"].as_array().into_iter().flatten() {
             let label = bv["variant"].as_str().unwrap_or_default();
             let Some(current) = g.variants.get(label) else {
@@ -114,14 +147,25 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Bas
                 };
                 let nb = bw["noise"].as_f64().unwrap_or(0.0);
                 let nc = cm.noise.unwrap_or(0.0);
-                out.rows.push(Comparison {
+                let base_drift = match (base_then.get(rt), base_now.get(rt)) {
+                    (Some(&then), Some(&now)) if label != "base" && then > 0.0 && now > 0.0 => {
+                        Some(now / then)
+                    }
+                    _ => None,
+                };
+                let row = Comparison {
                     name: format!(
                         "{}.{} [{}] {label} {rt}",
                         g.bench, g.function, g.ct_workload
                     ),
                     baseline: b,
                     current: c,
-                    verdict: verdict(b, c, nb, nc, threshold),
+                    base_drift,
+                    verdict: "SAME",
+                };
+                out.rows.push(Comparison {
+                    verdict: verdict(b, row.current_normalised(), nb, nc, threshold),
+                    ..row
                 });
             }
         }
@@ -237,7 +281,7 @@ pub fn summary(
     if !comparisons.is_empty() {
         let count = |v: &str| comparisons.iter().filter(|c| c.verdict == v).count();
         md.push_str(&format!(
-            "{} workloads: {} SAME, {} FAST, {} SLOW\n\n| workload | baseline | current | change | verdict |\n|---|---:|---:|---:|---|\n",
+            "{} workloads: {} SAME, {} FAST, {} SLOW\n\n| workload | baseline | current | base drift | change | verdict |\n|---|---:|---:|---:|---:|---|\n",
             comparisons.len(),
             count("SAME"),
             count("FAST"),
@@ -245,14 +289,21 @@ pub fn summary(
         ));
         for c in comparisons {
             md.push_str(&format!(
-                "| {} | {} | {} | {:+.2} % | {} |\n",
+                "| {} | {} | {} | {} | {:+.2} % | {} |\n",
                 c.name,
                 gputune_protocol::units::format_duration(c.baseline),
                 gputune_protocol::units::format_duration(c.current),
-                (c.current / c.baseline - 1.0) * 100.0,
+                c.base_drift
+                    .map_or(String::new(), |d| format!("{:+.2} %", (d - 1.0) * 100.0)),
+                (c.current_normalised() / c.baseline - 1.0) * 100.0,
                 c.verdict
             ));
         }
+        md.push_str(
+            "\nchange: the current time against the baseline's, a variant's after taking out base's \
+             drift on the same workload (base drift: base's current time against its baseline \
+             time), so that two runs that drift apart as a whole compare as the same.\n",
+        );
         if let Some(b) = baseline.filter(|b| !b.unmatched.is_empty()) {
             md.push_str("Not in the store (not compared):\n\n");
             for name in &b.unmatched {
@@ -305,6 +356,7 @@ mod tests {
             name: "x".into(),
             baseline: 1.0,
             current: 1.0,
+            base_drift: None,
             verdict: v,
         };
         let rows = |v: Vec<Comparison>| BaselineComparison {
@@ -319,6 +371,75 @@ mod tests {
         let (md, _) = summary(Some(&rows(vec![c("SLOW")])), &applied, Some(1.0));
         assert!(
             md.contains("| x |") && md.contains("SLOW") && md.contains("**Result: regression**")
+        );
+    }
+
+    fn m(variant: &str, center: f64) -> crate::store::Measurement {
+        crate::store::Measurement {
+            revision: "r".into(),
+            device: "d".into(),
+            arch: "cpu".into(),
+            package: "p".into(),
+            bench: "b".into(),
+            function: "f".into(),
+            ct_workload: "*".into(),
+            variant: variant.into(),
+            rt_workload: "N=1".into(),
+            rt_weight: 1.0,
+            status: Status::Ok,
+            message: None,
+            center: Some(center),
+            noise: Some(0.005),
+            bandwidth: None,
+            samples: Vec::new(),
+            build_seconds: None,
+            run_seconds: None,
+            stop: None,
+            control: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn variants_are_compared_with_base_drift_taken_out() {
+        // The baseline run: base 1.0, both variants twice as fast.
+        let workload = |center: f64| serde_json::json!([{ "rt_workload": "N=1", "center": center, "noise": 0.005 }]);
+        let baseline = serde_json::json!({ "groups": [{
+            "package": "p", "bench": "b", "function": "f", "ct_workload": "*", "device": "d",
+            "variants": [
+                { "variant": "base", "workloads": workload(1.0) },
+                { "variant": "x_1", "workloads": workload(0.5) },
+                { "variant": "x_2", "workloads": workload(0.5) },
+            ]
+        }]});
+        // Now everything runs 2 % slower (the run drifted), and x_2 lost 10 % against base.
+        let groups = crate::results::groups(
+            vec![m("base", 1.02), m("x_1", 0.51), m("x_2", 0.561)],
+            false,
+        );
+        let found = compare(&groups, &baseline, 0.0).expect("compares");
+        let verdict = |label: &str| {
+            let row = found
+                .rows
+                .iter()
+                .find(|c| c.name.contains(&format!(" {label} ")))
+                .expect("compared");
+            (
+                row.verdict,
+                row.base_drift.map(|d| (d * 1000.0).round() / 1000.0),
+            )
+        };
+        assert_eq!(
+            verdict("x_1"),
+            ("SAME", Some(1.02)),
+            "drift is not a regression"
+        );
+        assert_eq!(verdict("x_2"), ("SLOW", Some(1.02)));
+        // Base has no base to be normalised by: its own 2 % show, as its drift.
+        assert_eq!(verdict("base"), ("SLOW", None));
+        let (md, pass) = summary(Some(&found), &[], None);
+        assert!(
+            !pass && md.contains("+2.00 %") && md.contains("base drift"),
+            "{md}"
         );
     }
 
