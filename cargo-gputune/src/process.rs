@@ -41,13 +41,14 @@ pub fn run_observed<E: From<std::io::Error>>(
     mut observe: impl FnMut() -> Result<bool, E>,
 ) -> Result<Finished, E> {
     let mut group = Group::spawn(cmd)?;
-    let watched = group.watch(limit, || {
-        observe().map(|p| if p { Step::Progress } else { Step::Idle })
-    })?;
-    match watched {
-        Watched::Ended(f) => Ok(f),
-        // `observe` above never says stop.
-        Watched::Stopped => unreachable!("run_observed's observer never stops the watch"),
+    loop {
+        // The observer here never says stop, so the watch ends with the child.
+        let watched = group.watch(limit, || {
+            observe().map(|p| if p { Step::Progress } else { Step::Idle })
+        })?;
+        if let Watched::Ended(f) = watched {
+            return Ok(f);
+        }
     }
 }
 

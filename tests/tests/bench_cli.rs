@@ -427,3 +427,102 @@ fn a_reader_that_stops_reading_ends_the_output_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
+
+/// `--more-on-stdin`: after its first pass a bench waits for more on stdin, runs each line's
+/// pass with that line's settings in the same process, says `pass_done` after each, and ends
+/// with its `process` event when stdin closes; a line that changes what the process keeps is
+/// a usage error.
+#[test]
+fn further_passes_come_on_stdin_and_run_in_the_same_process() {
+    use gputune_protocol::Event;
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("gputune-passes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let jsonl = dir.join("run.jsonl");
+    let spawn = |jsonl: &std::path::Path| {
+        Command::new(reduce())
+            .args([
+                "-a",
+                "T{ct}=f32",
+                "-a",
+                "Elements{io}[pow2]=12",
+                "--variant",
+                "sum.base",
+                "--stopping-criterion",
+                "sample-count",
+                "--target-samples",
+                "3",
+                "--min-samples",
+                "3",
+                "--no-batch",
+                "--more-on-stdin",
+                "--jsonl",
+                jsonl.to_str().expect("utf-8 path"),
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the bench starts")
+    };
+    let mut child = spawn(&jsonl);
+    let pass = r#"["--variant", "sum.base", "--stopping-criterion", "sample-count", "--target-samples", "5", "--min-samples", "5"]"#;
+    let mut stdin = child.stdin.take().expect("piped");
+    writeln!(stdin, "{pass}").expect("writes the pass");
+    drop(stdin);
+    let out = child.wait_with_output().expect("ends");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Event> = std::fs::read_to_string(&jsonl)
+        .expect("events")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("an event"))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| match e {
+            Event::Variant { .. } => "variant",
+            Event::State { .. } => "state",
+            Event::PassDone => "pass_done",
+            Event::Process { .. } => "process",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "variant",
+            "state",
+            "pass_done",
+            "variant",
+            "state",
+            "pass_done",
+            "process"
+        ],
+        "{events:?}"
+    );
+    let samples: Vec<usize> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::State { state, .. } => state.samples.as_ref().map(|s| s.gpu.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(samples, [3, 5], "each pass with its own settings");
+
+    // A pass may not change what the process keeps: a usage error, exit 2.
+    let mut child = spawn(&dir.join("bad.jsonl"));
+    let mut stdin = child.stdin.take().expect("piped");
+    writeln!(stdin, r#"["-b", "copy"]"#).expect("writes");
+    drop(stdin);
+    let out = child.wait_with_output().expect("ends");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("-b belongs to the process"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
