@@ -349,7 +349,7 @@ impl Plan<'_> {
                 }
                 other => {
                     if let Some(s) = other {
-                        ran.ended(s, limit)?;
+                        ran.ended(s, Some(END_LIMIT))?;
                     }
                     let mut all = process_args;
                     all.extend(args);
