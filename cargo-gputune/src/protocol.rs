@@ -276,9 +276,8 @@ impl Session {
                 for e in events {
                     if e == Event::PassDone {
                         step = Step::Stop;
-                    } else {
-                        on_event(e)?;
                     }
+                    on_event(e)?;
                 }
                 Ok(step)
             })

@@ -341,15 +341,30 @@ impl Plan<'_> {
             };
             // A process waiting from an earlier call goes on with this pass if it runs this
             // binary on this workload; otherwise it ends before another one starts.
-            let mut session = match reuse.take() {
-                Some(mut s) if s.serves(bin, &ct.key) => {
+            // A waiting process that has died since (killed from outside, say) cannot take
+            // the pass: a fresh one does.
+            let waiting = match reuse.take() {
+                Some(mut s) if s.serves(bin, &ct.key) => match s.send(&args) {
+                    Ok(()) => Ok(s),
+                    Err(e) => {
+                        out.verbose(&format!("{e:#}; a fresh process takes the pass"));
+                        Err(Some(s))
+                    }
+                },
+                other => Err(other),
+            };
+            let mut session = match waiting {
+                Ok(s) => {
                     out.verbose(&format!("{} (next pass) {}", bin.display(), args.join(" ")));
-                    s.send(&args)?;
                     s
                 }
-                other => {
+                Err(other) => {
                     if let Some(s) = other {
-                        ran.ended(s, Some(END_LIMIT))?;
+                        // Its results were taken as its passes ended; only its timeline
+                        // is lost if it cannot be ended cleanly.
+                        if let Err(e) = ran.ended(s, Some(END_LIMIT)) {
+                            out.verbose(&format!("ending a waiting bench process: {e:#}"));
+                        }
                     }
                     let mut all = process_args;
                     all.extend(args);
@@ -365,6 +380,7 @@ impl Plan<'_> {
             let mut current: Option<(String, Vec<StateRecord>, Instant)> = None;
             let mut started: Vec<String> = Vec::new();
             let mut timeline = None;
+            let mut pass_done = false;
             let mut on_event = |event: protocol::Event| {
                 match event {
                     protocol::Event::Variant { variant: label, .. } => {
@@ -382,7 +398,15 @@ impl Plan<'_> {
                         }
                     }
                     protocol::Event::Process { timeline: t } => timeline = Some(t),
-                    protocol::Event::PassDone => {}
+                    // Every variant of the pass has streamed all its states: whatever the
+                    // process does next (its exit included), they are done.
+                    protocol::Event::PassDone => {
+                        pass_done = true;
+                        if let Some(done) = current.take() {
+                            let (prev, rows) = finish(done);
+                            finished(&prev, rows, out)?;
+                        }
+                    }
                 }
                 Ok(())
             };
@@ -398,7 +422,13 @@ impl Plan<'_> {
             if let Some(t) = timeline {
                 ran.timelines.push((session_started, outcome.seconds, t));
             }
-            match outcome.exit {
+            // After a whole pass, how the process ended does not change what it measured.
+            let exit = if pass_done {
+                Exit::Code(0)
+            } else {
+                outcome.exit
+            };
+            match exit {
                 Exit::Code(code @ (2 | 3)) => protocol::check_exit(code, &outcome.stderr)?,
                 Exit::Code(0 | 1) => {
                     if let Some(done) = current.take() {

@@ -99,8 +99,9 @@ pub struct Kernel {
     module_names: &'static [&'static str],
     /// Compiled kernels by context, variant and extra defines; a few entries per process.
     compiled: Mutex<Vec<Entry>>,
-    /// The (context, extra defines) whose planned variants are compiling in the background.
-    prepared: Mutex<Vec<(usize, Defines)>>,
+    /// The (context, extra defines, plan) whose planned variants are compiling in the
+    /// background ([`crate::tuned::plans`]: a later pass plans anew).
+    prepared: Mutex<Vec<(usize, Defines, u64)>>,
 }
 
 /// Owned `(NAME, VALUE)` defines.
@@ -350,19 +351,23 @@ impl Kernel {
         Ok(kernel)
     }
 
-    /// Starts compiling the planned variants once per context and `extra` defines.
+    /// Starts compiling the planned variants once per context, `extra` defines and plan.
     fn prepare(&self, tuned: Tuned, handles: &CudaHandles, extra: &[(&str, &str)]) -> Result<()> {
         let context = handles.context.cu_ctx() as usize;
         let key: Vec<(String, String)> = extra
             .iter()
             .map(|(n, v)| ((*n).to_string(), (*v).to_string()))
             .collect();
+        let plan = crate::tuned::plans();
         {
             let mut prepared = lock(&self.prepared);
-            if prepared.iter().any(|(c, e)| *c == context && *e == key) {
+            if prepared
+                .iter()
+                .any(|(c, e, p)| *c == context && *e == key && *p == plan)
+            {
                 return Ok(());
             }
-            prepared.push((context, key));
+            prepared.push((context, key, plan));
         }
         let sets = self.planned_defines(tuned, extra)?;
         if !sets.is_empty() {

@@ -37,6 +37,17 @@ const UNRESOLVED: u64 = u64::MAX;
 /// Bumped by every [`request`]; a cache slot resolved in an older generation resolves again.
 static GENERATION: AtomicU32 = AtomicU32::new(0);
 
+/// Bumped by every [`plan`]: a kernel handle prepares (compiles in the background) what is
+/// planned once per plan, so a further pass of the process (`--more-on-stdin`) gets its new
+/// variants compiled ahead too.
+static PLANS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times variants were planned in this process (see [`plan`]).
+#[cfg(feature = "cuda")]
+pub(crate) fn plans() -> u64 {
+    PLANS.load(Ordering::SeqCst)
+}
+
 /// What the generated dispatch of one tuned function knows, as plain data.
 #[derive(Debug)]
 pub struct Table {
@@ -168,6 +179,7 @@ pub fn plan(function: &str, labels: &[&str]) {
             labels.iter().map(|l| (*l).to_string()).collect(),
         );
     });
+    PLANS.fetch_add(1, Ordering::SeqCst);
 }
 
 /// The variants of `function` this process was asked to run (`--variant`), in the order it

@@ -103,7 +103,8 @@ pub enum Sink<'a> {
 /// clock value, where entropy would take a thousand), no hot loop (a search scores cold times) and deciding
 /// (`--decide 3`: screen, then measure the finalists in full).
 /// They are checked here, before anything is built; flags that the search itself sets per
-/// run (`-b`, `-a`, `--variant`, `--json`, `--jsonl`, `--list`, `--devices`) are refused.
+/// run (`-b`, `-a`, `--variant`, `--json`, `--jsonl`, `--list`, `--devices`,
+/// `--more-on-stdin`) are refused.
 pub(crate) fn measurement_args(s: &SearchArgs) -> Result<BenchArgs> {
     let usage = |m: String| anyhow::Error::new(Usage(m));
     let mut a = BenchArgs::from_flags(&s.bench_args).map_err(|e| {
@@ -124,6 +125,7 @@ pub(crate) fn measurement_args(s: &SearchArgs) -> Result<BenchArgs> {
         (a.jsonl.is_some(), "--jsonl"),
         (a.list, "--list"),
         (a.devices, "--devices"),
+        (a.more_on_stdin, "--more-on-stdin"),
     ];
     if let Some((_, flag)) = owned.iter().find(|(given, _)| *given) {
         return Err(usage(format!(
