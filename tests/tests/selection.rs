@@ -185,6 +185,10 @@ fn packages_are_selected_as_cargo_selects_them_and_empty_gates_fail() {
             &["--variant", "base"][..],
             "--variant is set by the search itself",
         ),
+        (
+            &["--more-on-stdin"][..],
+            "--more-on-stdin is set by the search itself",
+        ),
     ] {
         let mut args = vec!["search", "--"];
         args.extend(bad);
