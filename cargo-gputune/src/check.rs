@@ -153,7 +153,7 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Bas
                     }
                     _ => None,
                 };
-                let row = Comparison {
+                let mut row = Comparison {
                     name: format!(
                         "{}.{} [{}] {label} {rt}",
                         g.bench, g.function, g.ct_workload
@@ -161,12 +161,10 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Bas
                     baseline: b,
                     current: c,
                     base_drift,
-                    verdict: "SAME",
+                    verdict: "",
                 };
-                out.rows.push(Comparison {
-                    verdict: verdict(b, row.current_normalised(), nb, nc, threshold),
-                    ..row
-                });
+                row.verdict = verdict(b, row.current_normalised(), nb, nc, threshold);
+                out.rows.push(row);
             }
         }
         if out.rows.len() == before {
@@ -375,28 +373,7 @@ mod tests {
     }
 
     fn m(variant: &str, center: f64) -> crate::store::Measurement {
-        crate::store::Measurement {
-            revision: "r".into(),
-            device: "d".into(),
-            arch: "cpu".into(),
-            package: "p".into(),
-            bench: "b".into(),
-            function: "f".into(),
-            ct_workload: "*".into(),
-            variant: variant.into(),
-            rt_workload: "N=1".into(),
-            rt_weight: 1.0,
-            status: Status::Ok,
-            message: None,
-            center: Some(center),
-            noise: Some(0.005),
-            bandwidth: None,
-            samples: Vec::new(),
-            build_seconds: None,
-            run_seconds: None,
-            stop: None,
-            control: Vec::new(),
-        }
+        crate::results::tests::m(variant, "N=1", center, 0.005)
     }
 
     #[test]

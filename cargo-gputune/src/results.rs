@@ -276,10 +276,11 @@ impl Group {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn m(variant: &str, rt: &str, center: f64, noise: f64) -> Measurement {
+    /// An ok row of package `p`, bench `b`, function `f`, workload `*` on device `d`.
+    pub(crate) fn m(variant: &str, rt: &str, center: f64, noise: f64) -> Measurement {
         Measurement {
             revision: "r".into(),
             device: "d".into(),

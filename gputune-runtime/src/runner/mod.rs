@@ -112,21 +112,21 @@ pub fn run(args: &[String], benches: Vec<Bench>, criteria: Criteria) -> Result<i
         return Ok(EXIT_OK);
     }
 
-    let RunConfig { exec, variants } = RunConfig::new(&cli, criteria, &benches)?;
+    let RunConfig { exec, mut variants } = RunConfig::new(&cli, criteria, &benches)?;
     variant::plan(&benches, &cli.variant);
     let events = EventStream::open(cli.jsonl.as_deref())?;
     let backends = crate::timeline::timed(crate::timeline::Part::DeviceOpen, || {
         Backends::open(&benches, &cli)
     })?;
-    let states = benches.iter().map(Bench::state_count).sum::<usize>() * variants.len();
-    let mut runner = Runner::new(exec, backends, events, &cli, states);
+    // States of one variant over all selected benches: a pass runs them per variant.
+    let per_variant = benches.iter().map(Bench::state_count).sum::<usize>();
+    let mut runner = Runner::new(exec, backends, events, &cli, per_variant * variants.len());
 
     let mut report = RunReport {
         argv: args.to_vec(),
         devices: runner.devices().to_vec(),
         benchmarks: Vec::new(),
     };
-    let mut variants = variants;
     loop {
         for (bench, &index) in benches.iter().zip(&indices) {
             report
@@ -145,8 +145,7 @@ pub fn run(args: &[String], benches: Vec<Bench>, criteria: Criteria) -> Result<i
         };
         let config = RunConfig::new(&next, runner.take_criteria(), &benches)?;
         variant::plan(&benches, &next.variant);
-        let states = benches.iter().map(Bench::state_count).sum::<usize>() * config.variants.len();
-        runner.next_pass(config.exec, &next, states);
+        runner.next_pass(config.exec, &next, per_variant * config.variants.len());
         variants = config.variants;
     }
     results::write(&report, cli.json.as_deref())?;
