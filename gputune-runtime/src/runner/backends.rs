@@ -28,8 +28,11 @@ impl Backends {
         };
         #[cfg(feature = "cuda")]
         let cuda = if needs_cuda {
-            let mut b = crate::backend::cuda::CudaBackend::open(cli.device)?;
+            let mut b = crate::backend::cuda::CudaBackend::open_timed(cli.device, cli.timer)?;
             b.set_blocking_kernel(!cli.disable_blocking_kernel);
+            if let Some(why) = b.timer_note() {
+                eprintln!("note: cold samples are timed by CUDA events: {why}");
+            }
             Some(b)
         } else {
             None
