@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks gputune's clocks against the hardware's: each case's state is measured by gputune
-(cold, default stdrel criterion, medians of CUDA-event times) and, in a separate process, once
-under Nsight Compute with `--profile` (clocks not locked: `--clock-control none`), and the two
-are compared. The sample under ncu is the run of kernels between the last two launches of
+(cold, default stdrel criterion, medians) once per timer of TIMERS (default "events cupti":
+`--timer events`, CUDA events around the launches, and `--timer cupti`, CUPTI's kernel
+records), each in its own process, and once under Nsight Compute with `--profile` (clocks not
+locked: `--clock-control none`), and they are compared. The sample under ncu is the run of kernels between the last two launches of
 gputune's `gputune_timestamp` kernel, summed over `gpu__time_duration.sum`.
 
   python3 scripts/ncu-check.py OUTDIR CASE...
@@ -20,6 +21,7 @@ import subprocess
 import sys
 
 NCU = os.environ.get("NCU", "ncu")
+TIMERS = os.environ.get("TIMERS", "events cupti").split()
 
 
 def bench_args(case):
@@ -31,9 +33,9 @@ def bench_args(case):
     return args
 
 
-def gputune_median(case, out_dir):
-    path = os.path.join(out_dir, f"{case['name']}.json")
-    cmd = [case["binary"], *bench_args(case), "--no-batch", "--json", path]
+def gputune_median(case, out_dir, timer):
+    path = os.path.join(out_dir, f"{case['name']}.{timer}.json")
+    cmd = [case["binary"], *bench_args(case), "--no-batch", "--timer", timer, "--json", path]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()[-500:]}")
@@ -45,6 +47,7 @@ def gputune_median(case, out_dir):
         "median": summaries["nv/cold/time/gpu/median"],
         "noise": summaries.get("nv/cold/time/gpu/stdev/relative"),
         "samples": summaries.get("nv/cold/sample_size"),
+        "clock": (state.get("samples") or {}).get("clock"),
         "state": state["name"],
     }
 
@@ -100,36 +103,48 @@ def main():
         }
         row = dict(case)
         try:
-            row["gputune"] = gputune_median(case, out_dir)
+            row["gputune"] = {t: gputune_median(case, out_dir, t) for t in TIMERS}
             row["ncu"] = ncu_sample(case, out_dir)
             if row["ncu"]["time"] is not None:
-                row["ratio"] = row["gputune"]["median"] / row["ncu"]["time"]
+                row["ratio"] = {
+                    t: g["median"] / row["ncu"]["time"] for t, g in row["gputune"].items()
+                }
         except Exception as e:  # a failing case is reported, the others still run
             row["error"] = str(e)
             failed = True
         results.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
+    us = lambda seconds: f"{seconds * 1e6:.2f} us"
     table = [
-        "| case | state | variant | kernels in the sample | gputune median | noise | ncu (unlocked clocks) | gputune / ncu | within 2 % |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| case | state | variant | kernels in the sample | "
+        + " | ".join(f"gputune {t} median (noise, clock)" for t in TIMERS)
+        + " | ncu (unlocked clocks) | "
+        + " | ".join(f"{t} / ncu" for t in TIMERS)
+        + " | within 2 % |",
+        "|---|---|---|---|" + "---|" * (2 * len(TIMERS) + 2),
     ]
     for r in results:
+        variant = r["variant"] or "(production)"
         if "error" in r:
-            table.append(f"| {r['name']} | | {r['variant'] or '(production)'} | | | | | failed: {r['error'][:120]} | |")
+            table.append(f"| {r['name']} | | {variant} | | failed: {r['error'][:160]} |")
             continue
         g, n = r["gputune"], r["ncu"]
+        state = next(iter(g.values()))["state"]
+        medians = " | ".join(
+            f"{us(x['median'])} ({100 * (x['noise'] or 0):.2f} %, {x['clock']})" for x in g.values()
+        )
         if n["time"] is None:
             table.append(
-                f"| {r['name']} | {g['state']} | {r['variant'] or '(production)'} | none (a copy: "
-                f"ncu profiles kernels only) | {g['median'] * 1e6:.2f} us | {100 * (g['noise'] or 0):.2f} % "
-                f"| - | - | - |"
+                f"| {r['name']} | {state} | {variant} | none (a copy: ncu profiles kernels only) "
+                f"| {medians} | - | " + " | ".join("-" for _ in g) + " | - |"
             )
             continue
+        ratios = r["ratio"]
+        within = ", ".join(f"{t} {'yes' if abs(x - 1) <= 0.02 else 'no'}" for t, x in ratios.items())
         table.append(
-            f"| {r['name']} | {g['state']} | {r['variant'] or '(production)'} | {', '.join(n['kernels'])} "
-            f"| {g['median'] * 1e6:.2f} us | {100 * (g['noise'] or 0):.2f} % | {n['time'] * 1e6:.2f} us "
-            f"| {r['ratio']:.4f} | {'yes' if abs(r['ratio'] - 1) <= 0.02 else 'no'}"
-            f"{'' if n['time'] >= 50e-6 else ' (under 50 us)'} |"
+            f"| {r['name']} | {state} | {variant} | {', '.join(n['kernels'])} | {medians} "
+            f"| {us(n['time'])} | " + " | ".join(f"{x:.4f}" for x in ratios.values())
+            + f" | {within}{'' if n['time'] >= 50e-6 else ' (under 50 us)'} |"
         )
     text = "\n".join(table) + "\n"
     print(text)

@@ -78,6 +78,8 @@ const BUFFER_ALIGN: usize = 8;
 /// `cuptiActivityFlushAll`'s flag that hands over buffers that are not full yet.
 const FLUSH_FORCED: u32 = sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32;
 
+/// Most records kept between two drains.
+const MAX_RECORDS: usize = 1 << 16;
 /// Names of the timestamp kernel and of the other helper kernels, as CUPTI reports them.
 const MARKER: &str = "gputune_timestamp";
 const HELPER_PREFIX: &str = "gputune_";
@@ -103,6 +105,19 @@ impl KernelClock {
         unsafe { get_timestamp(&mut t) }.ok().map(|()| t)
     }
 
+    /// Runs `f` with tracing off: a hot batch's back-to-back launches are timed by events,
+    /// and tracing each of them would only add work to what is measured.
+    pub(super) fn paused<T>(&self, f: impl FnOnce() -> T) -> T {
+        for kind in KINDS {
+            let _ = activity::disable(kind);
+        }
+        let out = f();
+        for kind in KINDS {
+            let _ = activity::enable(kind);
+        }
+        out
+    }
+
     /// Everything recorded since the last drain. The caller has synchronised the stream, so
     /// the sample's records are complete; a forced flush hands over half-filled buffers too.
     pub(super) fn drain(&self) -> Vec<Span> {
@@ -123,15 +138,18 @@ fn start_tracing() -> Result<(), String> {
     })?;
     activity::register_callbacks(Some(buffer_requested), Some(buffer_completed))
         .map_err(|e| cupti_error("registering the activity buffers", e))?;
-    for kind in [
-        sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-        sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MEMCPY,
-        sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MEMSET,
-    ] {
+    for kind in KINDS {
         activity::enable(kind).map_err(|e| cupti_error("enabling activity records", e))?;
     }
     Ok(())
 }
+
+/// The records a sample is timed by.
+const KINDS: [sys::CUpti_ActivityKind; 3] = [
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MEMCPY,
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MEMSET,
+];
 
 fn cupti_error(what: &str, e: CuptiError) -> String {
     // CuptiError's Debug asks CUPTI for the text and unwraps; the code alone is enough.
@@ -220,7 +238,12 @@ unsafe extern "C" fn buffer_completed(
         }
         dealloc(buffer, buffer_layout());
     }
-    lock_records().extend(found);
+    let mut records = lock_records();
+    // Records are drained by every sample; what piles up beyond this is of no sample's use.
+    if records.len() + found.len() > MAX_RECORDS {
+        records.clear();
+    }
+    records.extend(found);
 }
 
 /// The span of one record, if it is a kernel, a copy or a memset.

@@ -542,6 +542,28 @@ impl Backend for CudaBackend {
     }
 
     fn hot_batch(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64> {
+        match self.kernel_clock.take() {
+            Some(clock) => {
+                let out = clock.paused(|| self.hot_batch_timed(launches, count));
+                self.kernel_clock = Some(clock);
+                out
+            }
+            None => self.hot_batch_timed(launches, count),
+        }
+    }
+
+    fn set_blocking_kernel(&mut self, enabled: bool) {
+        self.blocking = enabled;
+    }
+
+    fn cuda(&self) -> Option<&CudaHandles> {
+        Some(&self.handles)
+    }
+}
+
+impl CudaBackend {
+    /// A hot batch, timed by events.
+    fn hot_batch_timed(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64> {
         let stream = &self.handles.stream;
         self.start
             .record(stream)
@@ -571,14 +593,6 @@ impl Backend for CudaBackend {
             .elapsed_ms(&self.stop)
             .map_err(device_error("reading the event times"))?;
         Ok(f64::from(ms) / 1e3)
-    }
-
-    fn set_blocking_kernel(&mut self, enabled: bool) {
-        self.blocking = enabled;
-    }
-
-    fn cuda(&self) -> Option<&CudaHandles> {
-        Some(&self.handles)
     }
 }
 
