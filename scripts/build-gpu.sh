@@ -18,13 +18,15 @@
 # - faults: .gpu/faults-bundle, the CUDA fault-injection search, for gpu-faults.sh (issue #6).
 # - sgemm: .gpu/sgemm-bundle, the tiled SGEMM's space (64 points) at 4096², default settings.
 # - generate: .gpu/generate, the bench of the device-side data generators.
+# - large-base: .gpu/sgemm-large-base, the large space's bench as production builds it (base).
 # - names: .gpu/cuda-names-test, the test that kernels are found by their C++ names on a GPU
 #   (run it there as it is).
 # - kt: Kernel Tuner 1.5 for gpu-vs-kt.sh (issue 15): its wheels and those of the dependencies
 #   the GPU machine lacks (it has Python 3.12, numpy and CuPy, and no network) in .gpu/whl
 #   (downloaded once), and the four kernels' sources (scale, reduce, transpose, sgemm) in
 #   .gpu/kt-src, for kt_tune.py.
-# The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune and faults parts.
+# The ncu check (gpu-ncu-check.sh) and gpu-clock.sh use the scale, reduce, transpose, autotune,
+# faults, sgemm and large-base parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 parts=${*:-measurement scale reduce transpose autotune faults sgemm generate kt}
@@ -79,6 +81,18 @@ for line in sys.stdin:
       cp target/release/stencil-autotune .gpu/
       bundle .gpu/stencil-bundle -p gputune-example-stencil -F cuda search
       ;;
+    large-base)
+      # The large space's production build (base): one state for the ncu check.
+      cargo build --release --quiet -p gputune-example-sgemm-large --bench sgemm-large \
+        --message-format=json | python3 -c '
+import json, shutil, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "sgemm-large" and m.get("executable"):
+        shutil.copy(m["executable"], ".gpu/sgemm-large-base")
+        print("built .gpu/sgemm-large-base")
+'
+      ;;
     names)
       cargo test --quiet -p gputune-runtime --features cuda --test cuda_names --no-run \
         --message-format=json | python3 -c '
@@ -129,7 +143,7 @@ for line in sys.stdin:
         examples/transpose-cuda/src/transpose.cu examples/sgemm-cuda/src/sgemm.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac

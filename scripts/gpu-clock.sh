@@ -8,7 +8,8 @@
 #
 #   OUT=DIR [RUNS=2] bash .gpu/gpu-clock.sh
 #
-# Needs the bundles of scripts/build-gpu.sh (parts scale reduce transpose autotune faults).
+# Needs the bundles of scripts/build-gpu.sh (parts scale reduce transpose autotune faults sgemm
+# large-base).
 set -uo pipefail
 out=${OUT:?set OUT to the folder for the results}
 runs=${RUNS:-2}

@@ -3,7 +3,8 @@
 # example's bench runs under Nsight Compute with `--profile`, base and winner of the tuned
 # benches, and the same states under gputune's cold measurement; prints the ratio.
 #   OUT=DIR bash .gpu/gpu-ncu-check.sh
-# Needs the bundles of scripts/build-gpu.sh (parts scale reduce transpose autotune faults).
+# Needs the bundles of scripts/build-gpu.sh (parts scale reduce transpose autotune faults sgemm
+# large-base).
 set -uo pipefail
 out=${OUT:?set OUT to the folder for the results}
 mkdir -p "$out"
@@ -27,4 +28,7 @@ python3 "$g/ncu-check.py" "$out" \
   "transpose-copy:$g/transpose-bundle/bin/transpose-base:copy::T{ct}=f32;Side{io}[pow2]=14" \
   "jacobi-base:$g/stencil-bundle/bin/jacobi-base:jacobi:sweep.base:" \
   "faults-correct:$g/faults-bundle/bin/faults-cuda-base:faults-cuda:fault_kernel.base:Elements{io}[pow2]=22" \
+  "sgemm-base:$g/sgemm-bundle/bin/sgemm-base:sgemm:sgemm.base:N{io}[pow2]=12" \
+  "sgemm-winner:$g/sgemm-bundle/bin/sgemm-batch-1:sgemm:sgemm.bm_64.bn_64.bk_8.tm_8.tn_4:N{io}[pow2]=12" \
+  "sgemm-large-base:$g/sgemm-large-base:sgemm:sgemm.base:N{io}[pow2]=10" \
   | tee "$out/ncu-check.out"
