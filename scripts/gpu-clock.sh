@@ -6,8 +6,10 @@
 #    CUPTI) and with `--timer events` (a hard-linked copy of the bundle whose bench arguments
 #    say so), alternating, RUNS each: wall time, winner and score, and the reports.
 #
-#   OUT=DIR [RUNS=2] bash .gpu/gpu-clock.sh
+#   OUT=DIR [RUNS=2] [DEADLINE=540] bash .gpu/gpu-clock.sh
 #
+# No search starts after DEADLINE seconds (a device call has 600), and the ncu check gets at
+# most 420; whatever ran is archived in OUT/clock.tgz.
 # Needs the bundles of scripts/build-gpu.sh (parts scale reduce transpose autotune faults sgemm
 # large-base).
 set -uo pipefail
@@ -21,7 +23,8 @@ g=.gpu
 ls -l /usr/local/cuda/extras/CUPTI/lib64/libcupti* /usr/local/cuda/targets/x86_64-linux/lib/libcupti* \
   > "$out/cupti-libs.txt" 2>&1
 
-OUT="$out/ncu" bash "$g/gpu-ncu-check.sh" > "$out/ncu.log" 2>&1
+deadline=${DEADLINE:-540}
+OUT="$out/ncu" timeout 420 bash "$g/gpu-ncu-check.sh" > "$out/ncu.log" 2>&1
 echo "ncu check exit=$?" >> "$out/times.txt"
 
 events_copy() { # bundle -> a copy whose benches run with --timer events
@@ -44,6 +47,10 @@ for name in scale reduce transpose stencil; do
   events=$(events_copy "$bundle")
   for r in $(seq 1 "$runs"); do
     for timer in auto events; do
+      if [ "$SECONDS" -gt "$deadline" ]; then
+        echo "$name-$timer-$r skipped: past the deadline" >> "$out/times.txt"
+        continue
+      fi
       dir=$bundle
       [ $timer = events ] && dir=$events
       tag=$name-$timer-$r
