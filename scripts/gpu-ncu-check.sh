@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks gputune's clocks against the hardware's on the GPU machine (issue 16): every CUDA
 # example's bench runs under Nsight Compute with `--profile`, base and winner of the tuned
-# benches, and the same states under gputune's cold measurement; prints the ratio.
-#   OUT=DIR bash .gpu/gpu-ncu-check.sh
+# benches, and the same states under gputune's cold measurement, each side in RUNS processes;
+# prints the ratio of the medians (scripts/ncu-check.py says how).
+#   OUT=DIR [RUNS=3] [SAMPLES=5] bash .gpu/gpu-ncu-check.sh
 # Needs the bundles of scripts/build-gpu.sh (parts scale reduce transpose autotune faults sgemm
 # large-base).
 set -uo pipefail
@@ -19,13 +20,10 @@ ncu --version >> "$out/gpu.txt" 2>&1
 python3 "$g/ncu-check.py" "$out" \
   "scale-base:$g/scale-bundle/bin/scale-base:scale:scale.base:T{ct}=f32;Elements{io}[pow2]=26" \
   "scale-winner:$g/scale-bundle/bin/scale-batch-1:scale:scale.ipt_4.tpb_192:T{ct}=f32;Elements{io}[pow2]=26" \
-  "scale-copy:$g/scale-bundle/bin/scale-base:copy::T{ct}=f32;Elements{io}[pow2]=26" \
   "sum-base:$g/reduce-bundle/bin/reduce-base:sum:sum.base:T{ct}=f32;Elements{io}[pow2]=28" \
   "sum-winner:$g/reduce-bundle/bin/sum-batch-1:sum:sum.tpb_1024.ipt_4.vec_4.unroll_2:T{ct}=f32;Elements{io}[pow2]=28" \
-  "sum-copy:$g/reduce-bundle/bin/reduce-base:copy::T{ct}=f32;Elements{io}[pow2]=28" \
   "transpose-base:$g/transpose-bundle/bin/transpose-base:transpose:transpose.base:T{ct}=f32;Side{io}[pow2]=14" \
   "transpose-winner:$g/transpose-bundle/bin/transpose-batch-1:transpose:transpose.tile_64.rows_8.pad_1:T{ct}=f32;Side{io}[pow2]=14" \
-  "transpose-copy:$g/transpose-bundle/bin/transpose-base:copy::T{ct}=f32;Side{io}[pow2]=14" \
   "jacobi-base:$g/stencil-bundle/bin/jacobi-base:jacobi:sweep.base:" \
   "faults-correct:$g/faults-bundle/bin/faults-cuda-base:faults-cuda:fault_kernel.base:Elements{io}[pow2]=22" \
   "sgemm-base:$g/sgemm-bundle/bin/sgemm-base:sgemm:sgemm.base:N{io}[pow2]=12" \

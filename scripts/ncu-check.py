@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Checks gputune's clocks against the hardware's: each case's state is measured by gputune
-(cold, default stdrel criterion, medians) once per timer of TIMERS (default "events cupti":
-`--timer events`, CUDA events around the launches, and `--timer cupti`, CUPTI's kernel
-records), each in its own process, and once under Nsight Compute with `--profile` (clocks not
-locked: `--clock-control none`), and they are compared. The sample under ncu is the run of kernels between the last two launches of
-gputune's `gputune_timestamp` kernel, summed over `gpu__time_duration.sum`.
+"""Checks gputune's clocks against the hardware's, median against median.
 
-  python3 scripts/ncu-check.py OUTDIR CASE...
+Each case's state is measured RUNS times by gputune, each in its own process (cold, default
+stdrel criterion; the median of CUDA-event times), and RUNS times under Nsight Compute, each a
+process that takes SAMPLES cold samples without the blocking kernel (clocks not locked:
+`--clock-control none`; ncu's own cache control flushes before every kernel). A sample under
+ncu is the run of kernels between the two `gputune_timestamp` launches that bracket it, summed
+over `gpu__time_duration.sum`. Each side's number is the median over its processes of the
+per-process medians, and the spread over processes is shown: one process's memory placement
+moves a memory-bound kernel by a percent or more, and one ncu sample has its own noise.
+
+  [RUNS=3] [SAMPLES=5] python3 scripts/ncu-check.py OUTDIR CASE...
 
 CASE is `NAME:BINARY:BENCH:VARIANT:AXIS;AXIS…` (VARIANT may be empty: the binary's production
 choice). Writes OUTDIR/ncu-check.md (a table) and OUTDIR/ncu-check.json; prints the table. Exit
@@ -17,11 +21,13 @@ import csv
 import io
 import json
 import os
+import statistics
 import subprocess
 import sys
 
 NCU = os.environ.get("NCU", "ncu")
-TIMERS = os.environ.get("TIMERS", "events cupti").split()
+RUNS = int(os.environ.get("RUNS", "3"))
+SAMPLES = int(os.environ.get("SAMPLES", "5"))
 
 
 def bench_args(case):
@@ -33,9 +39,9 @@ def bench_args(case):
     return args
 
 
-def gputune_median(case, out_dir, timer):
-    path = os.path.join(out_dir, f"{case['name']}.{timer}.json")
-    cmd = [case["binary"], *bench_args(case), "--no-batch", "--timer", timer, "--json", path]
+def gputune_median(case, out_dir, run):
+    path = os.path.join(out_dir, f"{case['name']}.{run}.json")
+    cmd = [case["binary"], *bench_args(case), "--no-batch", "--json", path]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()[-500:]}")
@@ -47,19 +53,30 @@ def gputune_median(case, out_dir, timer):
         "median": summaries["nv/cold/time/gpu/median"],
         "noise": summaries.get("nv/cold/time/gpu/stdev/relative"),
         "samples": summaries.get("nv/cold/sample_size"),
-        "clock": (state.get("samples") or {}).get("clock"),
         "state": state["name"],
     }
 
 
-def ncu_sample(case, out_dir):
+def ncu_samples(case, out_dir, run, samples=SAMPLES):
+    """The sample times of one process under ncu (the warm-up's left out), in seconds. Run
+    `profile` is the bench's `--profile`: one sample, nothing else."""
+    if run == "profile":
+        flags = ["--profile"]
+    else:
+        flags = [
+            "--no-batch", "--disable-blocking-kernel",
+            "--stopping-criterion", "sample-count", "--target-samples", str(samples),
+            "--min-samples", str(samples),
+            # Between ncu's replays the SM idles: the clock read around a sample is no throttle.
+            "--throttle-threshold", "0",
+        ]
     cmd = [
         NCU, "--csv", "--print-units", "base", "--clock-control", "none",
         "--metrics", "gpu__time_duration.sum",
-        case["binary"], *bench_args(case), "--profile",
+        case["binary"], *bench_args(case), *flags,
     ]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    with open(os.path.join(out_dir, f"{case['name']}.ncu.txt"), "w") as f:
+    with open(os.path.join(out_dir, f"{case['name']}.{run}.ncu.txt"), "w") as f:
         f.write(r.stdout)
         f.write(r.stderr)
     if r.returncode != 0:
@@ -68,24 +85,31 @@ def ncu_sample(case, out_dir):
     lines = r.stdout.splitlines()
     start = next(i for i, l in enumerate(lines) if l.startswith('"ID"'))
     rows = list(csv.DictReader(io.StringIO("\n".join(lines[start:]))))
+    unit = rows[0].get("Metric Unit", "nsecond")
+    scale = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}.get(unit, 1e-9)
     kernels = [
-        (row["Kernel Name"], float(row["Metric Value"].replace(",", "")))
+        (row["Kernel Name"], float(row["Metric Value"].replace(",", "")) * scale)
         for row in rows
         if row.get("Metric Name") == "gpu__time_duration.sum"
     ]
     marks = [i for i, (name, _) in enumerate(kernels) if name.startswith("gputune_timestamp")]
-    if len(marks) < 2:
-        raise RuntimeError(f"fewer than two timestamp kernels in {len(kernels)} profiled")
-    sample = kernels[marks[-2] + 1 : marks[-1]]
-    if not sample:
+    # Two timestamp launches per cold sample, the first just before its start event and the
+    # second just after its stop event: the last SAMPLES pairs are the measured samples.
+    pairs = [(marks[j], marks[j + 1]) for j in range(len(marks) - 2, -1, -2)][:samples]
+    if len(pairs) < samples:
+        raise RuntimeError(f"{len(marks)} timestamp kernels for {samples} samples")
+    windows = [kernels[a + 1 : b] for a, b in pairs]
+    if not any(windows):
         # A memcpy or memset between the timestamps is no kernel: ncu does not profile it.
-        return {"time": None, "kernels": []}
-    unit = rows[0].get("Metric Unit", "nsecond")
-    scale = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}.get(unit, 1e-9)
+        return {"times": [], "kernels": []}
     return {
-        "time": sum(t for _, t in sample) * scale,
-        "kernels": [name.split("(")[0] for name, _ in sample],
+        "times": [sum(t for _, t in w) for w in windows],
+        "kernels": [name.split("(")[0] for name, _ in windows[0]],
     }
+
+
+def spread(values):
+    return (min(values), max(values))
 
 
 def main():
@@ -103,48 +127,60 @@ def main():
         }
         row = dict(case)
         try:
-            row["gputune"] = {t: gputune_median(case, out_dir, t) for t in TIMERS}
-            row["ncu"] = ncu_sample(case, out_dir)
-            if row["ncu"]["time"] is not None:
-                row["ratio"] = {
-                    t: g["median"] / row["ncu"]["time"] for t, g in row["gputune"].items()
+            runs = [gputune_median(case, out_dir, r) for r in range(RUNS)]
+            medians = [g["median"] for g in runs]
+            row["gputune"] = {
+                "runs": runs,
+                "median": statistics.median(medians),
+                "spread": spread(medians),
+                "state": runs[0]["state"],
+            }
+            # `--profile` runs under ncu (what a user profiling a variant does), one sample.
+            row["profile"] = ncu_samples(case, out_dir, "profile", samples=1)
+            profiled = [ncu_samples(case, out_dir, r) for r in range(RUNS)]
+            if all(p["times"] for p in profiled):
+                per_process = [statistics.median(p["times"]) for p in profiled]
+                row["ncu"] = {
+                    "runs": profiled,
+                    "median": statistics.median(per_process),
+                    "spread": spread(per_process),
+                    "kernels": profiled[0]["kernels"],
                 }
+                row["ratio"] = row["gputune"]["median"] / row["ncu"]["median"]
+            else:
+                row["ncu"] = None
         except Exception as e:  # a failing case is reported, the others still run
             row["error"] = str(e)
             failed = True
         results.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
-    us = lambda seconds: f"{seconds * 1e6:.2f} us"
+    us = lambda s: f"{s * 1e6:.2f} us"
+    span = lambda lo_hi: f"[{lo_hi[0] * 1e6:.2f}–{lo_hi[1] * 1e6:.2f}]"
     table = [
-        "| case | state | variant | kernels in the sample | "
-        + " | ".join(f"gputune {t} median (noise, clock)" for t in TIMERS)
-        + " | ncu (unlocked clocks) | "
-        + " | ".join(f"{t} / ncu" for t in TIMERS)
-        + " | within 2 % |",
-        "|---|---|---|---|" + "---|" * (2 * len(TIMERS) + 2),
+        f"| case | state | variant | kernels in the sample | gputune median of {RUNS} processes [their range] "
+        f"| ncu median of {RUNS} processes × {SAMPLES} samples [their range] | gputune / ncu | within 2 % "
+        f"| `--profile` under ncu (1 sample) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         variant = r["variant"] or "(production)"
         if "error" in r:
-            table.append(f"| {r['name']} | | {variant} | | failed: {r['error'][:160]} |")
+            table.append(f"| {r['name']} | | {variant} | | failed: {r['error'][:160]} | | | | |")
             continue
         g, n = r["gputune"], r["ncu"]
-        state = next(iter(g.values()))["state"]
-        medians = " | ".join(
-            f"{us(x['median'])} ({100 * (x['noise'] or 0):.2f} %, {x['clock']})" for x in g.values()
-        )
-        if n["time"] is None:
+        ours = f"{us(g['median'])} {span(g['spread'])}"
+        if n is None:
             table.append(
-                f"| {r['name']} | {state} | {variant} | none (a copy: ncu profiles kernels only) "
-                f"| {medians} | - | " + " | ".join("-" for _ in g) + " | - |"
+                f"| {r['name']} | {g['state']} | {variant} | none (a copy: ncu profiles kernels "
+                f"only) | {ours} | - | - | - | - |"
             )
             continue
-        ratios = r["ratio"]
-        within = ", ".join(f"{t} {'yes' if abs(x - 1) <= 0.02 else 'no'}" for t, x in ratios.items())
         table.append(
-            f"| {r['name']} | {state} | {variant} | {', '.join(n['kernels'])} | {medians} "
-            f"| {us(n['time'])} | " + " | ".join(f"{x:.4f}" for x in ratios.values())
-            + f" | {within}{'' if n['time'] >= 50e-6 else ' (under 50 us)'} |"
+            f"| {r['name']} | {g['state']} | {variant} | {', '.join(n['kernels'])} | {ours} "
+            f"| {us(n['median'])} {span(n['spread'])} | {r['ratio']:.4f} "
+            f"| {'yes' if abs(r['ratio'] - 1) <= 0.02 else 'no'}"
+            f"{'' if n['median'] >= 50e-6 else ' (under 50 us)'} "
+            f"| {us(r['profile']['times'][0]) if r['profile']['times'] else 'ran'} |"
         )
     text = "\n".join(table) + "\n"
     print(text)

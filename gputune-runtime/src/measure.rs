@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::backend::{Backend, Clock, Launches};
+use crate::backend::{Backend, Launches};
 use crate::criterion::StoppingCriterion;
 use crate::error::Result;
 
@@ -105,8 +105,6 @@ pub struct ColdMeasurement {
     pub cpu_times: Vec<f64>,
     /// SM clock of each kept sample in Hz, where the backend reads it.
     pub sm_clock_rates: Vec<f64>,
-    /// What timed the kept samples (`None` before the first).
-    pub clock: Option<Clock>,
     /// Samples discarded because the SM clock was throttled.
     pub throttled_samples: u64,
     /// Whether the wall-clock timeout ended the loop rather than the criterion.
@@ -157,7 +155,6 @@ pub fn measure_cold_with_clock(
         gpu_times: Vec::new(),
         cpu_times: Vec::new(),
         sm_clock_rates: Vec::new(),
-        clock: None,
         throttled_samples: 0,
         timed_out: false,
         raced: None,
@@ -172,7 +169,6 @@ pub fn measure_cold_with_clock(
         } else {
             crate::timeline::sample_taken();
             m.gpu_times.push(sample.gpu_time);
-            m.clock = Some(m.clock.map_or(sample.clock, |c| c.and(sample.clock)));
             m.cpu_times.push(sample.cpu_time);
             if let Some(c) = sample.sm_clock_rate {
                 m.sm_clock_rates.push(c);
@@ -346,7 +342,6 @@ mod tests {
             self.wall.set(self.wall.get() + self.wall_step);
             Ok(ColdSample {
                 gpu_time: self.cost,
-                clock: crate::backend::Clock::Monotonic,
                 cpu_time: self.cost * 1.1,
                 sm_clock_rate: Some(clock),
             })
@@ -544,7 +539,6 @@ mod tests {
             let t = self.cost * (1.0 + self.noise * gauss + outlier);
             Ok(ColdSample {
                 gpu_time: t,
-                clock: crate::backend::Clock::Monotonic,
                 cpu_time: t,
                 sm_clock_rate: None,
             })

@@ -18,29 +18,6 @@ impl std::error::Error for FlagError {}
 /// The stopping criterion when none is named.
 pub const DEFAULT_CRITERION: &str = "stdrel";
 
-/// What times cold samples on a GPU (`--timer`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Timer {
-    /// CUPTI where it can be used, else CUDA events.
-    #[default]
-    Auto,
-    /// CUPTI's kernel records; a bench that cannot start CUPTI fails.
-    Cupti,
-    /// CUDA events around the launches.
-    Events,
-}
-
-impl Timer {
-    /// The name on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Timer::Auto => "auto",
-            Timer::Cupti => "cupti",
-            Timer::Events => "events",
-        }
-    }
-}
-
 /// Command line of a bench binary.
 #[derive(Debug, Clone, PartialEq, Parser)]
 #[command(
@@ -136,11 +113,6 @@ pub struct BenchArgs {
     /// (nvbench's `--profile`). Implies `--disable-blocking-kernel`.
     #[arg(long)]
     pub profile: bool,
-    /// What times cold samples on a GPU: `cupti` (the kernels' own start and end, as Nsight
-    /// sees them), `events` (CUDA events around the launches, nvbench's clock: 1–2 µs more),
-    /// or `auto`: CUPTI where libcupti loads and no profiler holds it, else events.
-    #[arg(long, value_enum, default_value_t = Timer::Auto, value_name = "TIMER")]
-    pub timer: Timer,
     /// Do not hold the stream with the blocking (spin) kernel during cold samples: profilers
     /// that serialise launches would wait for it forever. Launch latency is then part of
     /// short kernels' times.
@@ -193,8 +165,6 @@ impl BenchArgs {
             a.min_samples = 1;
             a.no_batch = true;
             a.disable_blocking_kernel = true;
-            // The profiler holds CUPTI; its own clock is the one that counts.
-            a.timer = Timer::Events;
         }
         a
     }
@@ -415,11 +385,6 @@ impl BenchArgs {
             value(true, "--jsonl", j.clone());
         }
         value(self.device != d.device, "--device", self.device.to_string());
-        value(
-            self.timer != d.timer,
-            "--timer",
-            self.timer.as_str().to_string(),
-        );
         out
     }
 
@@ -443,7 +408,7 @@ impl BenchArgs {
             other => format!("{other}({})", params.join(",")),
         };
         format!(
-            "{criterion} min-samples={} timeout={} throttle={} hot={} race={} timer={}{}{}{}",
+            "{criterion} min-samples={} timeout={} throttle={} hot={} race={}{}{}{}",
             a.min_samples,
             a.timeout,
             a.throttle_threshold,
@@ -453,7 +418,6 @@ impl BenchArgs {
                 format!("{}s", a.batch_target_time)
             },
             a.race.map_or("off".to_string(), |r| r.to_string()),
-            a.timer.as_str(),
             a.decide.map_or(String::new(), |z| format!(" decide={z}")),
             if a.disable_blocking_kernel {
                 " blocking-kernel=off"

@@ -27,7 +27,7 @@ pub use documents::{
 pub use exit::ExitCode;
 pub use flags::BenchArgs;
 pub use record::{
-    AxisValueRecord, Batch, Clock, Comparison, CriterionRecord, ErrorKind, Samples, Scalar, StateRecord,
+    AxisValueRecord, Batch, Comparison, CriterionRecord, ErrorKind, Samples, Scalar, StateRecord,
     StateStatus, Stop, StopReason, Summary, SummaryDatum, Tolerance, VerificationRecord,
     VerifiedAgainst,
 };
@@ -37,6 +37,5 @@ pub use status::Status;
 /// document carries it; a reader refuses another. 4 made the contract typed: numbers are
 /// numbers, the stop reason is a field, one version instead of protocol 3 and JSON 1.4; 5
 /// added the `process` event (where a process's time went); 6 added `--more-on-stdin` and the
-/// `pass_done` event (further passes in one process); 7 added `--timer` and the samples'
-/// `clock` (cold samples timed by CUPTI's kernel records where it can).
-pub const PROTOCOL_VERSION: u32 = 7;
+/// `pass_done` event (further passes in one process).
+pub const PROTOCOL_VERSION: u32 = 6;

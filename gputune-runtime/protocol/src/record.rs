@@ -307,50 +307,10 @@ impl Summary {
 /// Every kept cold sample, in order, in seconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Samples {
-    /// Device times, by [`Samples::clock`].
+    /// Device times (CUDA events; the monotonic clock on a CPU).
     pub gpu: Vec<f64>,
     /// Host wall times per sample, launch overhead included.
     pub cpu: Vec<f64>,
-    /// What timed the device times.
-    pub clock: Clock,
-}
-
-/// What timed a state's cold samples on the device.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Clock {
-    /// CUPTI's activity records: from the first of the sample's kernels, copies and memsets
-    /// to start to the last to end, as Nsight Systems and Nsight Compute see them.
-    Cupti,
-    /// CUDA events recorded around the launches: they also count the front end's work of
-    /// starting the first kernel and retiring the last (1–2 µs).
-    CudaEvents,
-    /// The host's monotonic clock (the CPU backend).
-    #[default]
-    Monotonic,
-    /// Some samples by CUPTI, some by events (CUPTI lost a sample's records).
-    Mixed,
-}
-
-impl Clock {
-    /// The stable name: `cupti`, `cuda_events`, `monotonic` or `mixed`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Clock::Cupti => "cupti",
-            Clock::CudaEvents => "cuda_events",
-            Clock::Monotonic => "monotonic",
-            Clock::Mixed => "mixed",
-        }
-    }
-
-    /// The clock of samples timed by `self` and then by `next`.
-    pub fn and(self, next: Clock) -> Clock {
-        if self == next {
-            self
-        } else {
-            Clock::Mixed
-        }
-    }
 }
 
 /// The hot (batched) loop.

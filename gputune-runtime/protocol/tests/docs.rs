@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use clap::CommandFactory;
 use gputune_protocol::documents::Backend;
 use gputune_protocol::{
-    Clock,
     AxisDoc, AxisKind, AxisValueDoc, AxisValueRecord, Batch, BenchArgs, BenchListing, BenchResults,
     Comparison, CriterionRecord, Device, DevicesDoc, ErrorKind, Event, ExitCode, ListDoc, Meta,
     ResultsDoc, Samples, Scalar, StateRecord, StateStatus, Status, Stop, Summary, Tolerance,
@@ -152,7 +151,6 @@ fn state(stop: Stop) -> StateRecord {
         samples: Some(Samples {
             gpu: vec![0.000_122_070_312_5, 0.000_244_140_625],
             cpu: vec![0.000_244_140_625, 0.000_488_281_25],
-            clock: Clock::Cupti,
         }),
         batch: Some(Batch {
             batch_size: 64,

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use super::{Backend, Clock, ColdSample, Launches};
+use super::{Backend, ColdSample, Launches};
 use crate::device::{BackendKind, DeviceInfo};
 use crate::error::{Error, Result};
 use crate::launch::Launch;
@@ -80,7 +80,6 @@ impl Backend for CpuBackend {
         let t = start.elapsed().as_secs_f64();
         Ok(ColdSample {
             gpu_time: t,
-            clock: Clock::Monotonic,
             cpu_time: t,
             sm_clock_rate: None,
         })

@@ -12,7 +12,6 @@ pub mod cuda;
 pub mod kernel_cache;
 
 use crate::device::DeviceInfo;
-pub use gputune_protocol::Clock;
 use crate::error::{BoxError, Result};
 use crate::launch::Launch;
 
@@ -22,10 +21,8 @@ pub type Launches<'f> = dyn FnMut(&mut Launch<'_>) -> std::result::Result<(), Bo
 /// One cold sample.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ColdSample {
-    /// Device time of the launches in seconds, by `clock`.
+    /// Device time of the launches in seconds (CUDA events, or the monotonic clock on a CPU).
     pub gpu_time: f64,
-    /// What timed `gpu_time`.
-    pub clock: Clock,
     /// Host wall time of the sample in seconds, launch overhead included.
     pub cpu_time: f64,
     /// The SM clock during the sample in Hz, where the backend can read it.

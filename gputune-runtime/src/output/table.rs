@@ -231,7 +231,6 @@ mod tests {
             gpu_times: vec![1e-3, 1.1e-3],
             cpu_times: vec![1e-3, 1.1e-3],
             sm_clock_rates: Vec::new(),
-            clock: Some(crate::backend::Clock::Monotonic),
             throttled_samples: 0,
             timed_out: false,
             raced: None,

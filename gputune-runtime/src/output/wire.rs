@@ -68,7 +68,7 @@ pub fn summaries(outcome: &Outcome, device: Option<&DeviceInfo>) -> Vec<Summary>
         }
         if let Some(gpu) = stats::Summary::of(&cold.gpu_times) {
             let times = [
-                ("nv/cold/time/gpu/mean", "GPU Time", "duration", "Mean isolated kernel execution time (timed by CUPTI's kernel records or CUDA events on a GPU, the monotonic clock on a CPU: see the samples' clock)", gpu.mean),
+                ("nv/cold/time/gpu/mean", "GPU Time", "duration", "Mean isolated kernel execution time (measured with CUDA events on a GPU, the monotonic clock on a CPU)", gpu.mean),
                 ("nv/cold/time/gpu/stdev/relative", "Noise", "percentage", "Relative standard deviation of isolated GPU times", gpu.stdev_relative),
                 ("nv/cold/time/gpu/stdev/absolute", "Stdev", "duration", "Standard deviation of isolated GPU times", gpu.stdev),
                 ("nv/cold/time/gpu/min", "Min GPU Time", "duration", "Fastest isolated GPU time", gpu.min),
@@ -318,7 +318,6 @@ pub fn state_record(s: &StateReport, devices: &[DeviceInfo]) -> StateRecord {
         samples: o.cold.as_ref().map(|c| Samples {
             gpu: c.gpu_times.clone(),
             cpu: c.cpu_times.clone(),
-            clock: c.clock.unwrap_or_default(),
         }),
         batch: o.hot.as_ref().map(|h| Batch {
             batch_size: h.batch_size,

@@ -28,11 +28,8 @@ impl Backends {
         };
         #[cfg(feature = "cuda")]
         let cuda = if needs_cuda {
-            let mut b = crate::backend::cuda::CudaBackend::open_timed(cli.device, cli.timer)?;
+            let mut b = crate::backend::cuda::CudaBackend::open(cli.device)?;
             b.set_blocking_kernel(!cli.disable_blocking_kernel);
-            if let Some(why) = b.timer_note() {
-                eprintln!("note: cold samples are timed by CUDA events: {why}");
-            }
             Some(b)
         } else {
             None

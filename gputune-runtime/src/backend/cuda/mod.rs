@@ -21,7 +21,6 @@
 //! [`Error::InvalidLaunch`]: crate::Error::InvalidLaunch
 //! [`Error::Compile`]: crate::Error::Compile
 
-mod activity;
 mod device;
 mod errors;
 mod handles;

@@ -1,6 +1,5 @@
-//! Timing on the GPU: the spin kernel holds the stream while a sample is enqueued, CUPTI's
-//! kernel records (or CUDA events) time the launches, and the timestamp kernel reads the SM
-//! clock around them and marks where the sample's own operations begin and end.
+//! Timing on the GPU: the spin kernel holds the stream while a sample is enqueued, CUDA
+//! events time the launches, and the timestamp kernel reads the SM clock around them.
 
 use std::mem::offset_of;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -13,17 +12,15 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use super::activity::{sample_span, KernelClock};
 use super::device::{device_info, driver_version, RawAttributes, MIN_DRIVER_VERSION};
 use super::errors::{describe, device_error};
 use super::handles::CudaHandles;
 use super::mapped::{MappedWords, Shared};
 use super::quiet::quietly;
-use crate::backend::{Backend, Clock, ColdSample, Launches};
+use crate::backend::{Backend, ColdSample, Launches};
 use crate::device::DeviceInfo;
 use crate::error::{Error, Result};
 use crate::launch::Launch;
-use gputune_protocol::flags::Timer;
 
 /// How long the spin kernel holds the stream before it gives up, in seconds (nvbench's value).
 pub const DEFAULT_BLOCKING_TIMEOUT: f64 = 30.0;
@@ -163,9 +160,7 @@ $L_flush_done:
 }
 ";
 
-/// Times CUDA launches following nvbench's cold and hot protocols: cold samples by CUPTI's
-/// kernel records where [`CudaBackend::open_timed`] started them, else by CUDA events; hot
-/// batches by events.
+/// Times CUDA launches with events, following nvbench's cold and hot protocols.
 pub struct CudaBackend {
     info: DeviceInfo,
     handles: CudaHandles,
@@ -182,10 +177,6 @@ pub struct CudaBackend {
     blocking_timeout: f64,
     /// Whether the spin kernel holds the stream during a sample (off under a profiler).
     blocking: bool,
-    /// Times cold samples when CUPTI runs in this process; `None`: events do.
-    kernel_clock: Option<KernelClock>,
-    /// Why `--timer auto` fell back to events, if it did.
-    timer_note: Option<String>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -233,35 +224,6 @@ impl CudaBackend {
                  {panic}"
             ))),
         }
-    }
-
-    /// [`CudaBackend::open`], with cold samples timed as `timer` says: [`Timer::Auto`] uses
-    /// CUPTI's kernel records where libcupti loads and no profiler holds it, else CUDA events
-    /// ([`CudaBackend::timer_note`] says why); [`Timer::Cupti`] fails where CUPTI cannot be
-    /// used.
-    pub fn open_timed(ordinal: u32, timer: Timer) -> Result<CudaBackend> {
-        // CUPTI starts before the context, so that the context's first kernels are traced.
-        let clock = match timer {
-            Timer::Events => Ok(None),
-            Timer::Auto | Timer::Cupti => KernelClock::start().map(Some),
-        };
-        let mut backend = CudaBackend::open(ordinal)?;
-        match (clock, timer) {
-            (Ok(clock), _) => backend.kernel_clock = clock,
-            (Err(why), Timer::Cupti) => {
-                return Err(Error::Device(format!(
-                    "--timer cupti: CUPTI cannot time kernels here: {why}"
-                )))
-            }
-            (Err(why), _) => backend.timer_note = Some(why),
-        }
-        Ok(backend)
-    }
-
-    /// Why cold samples are timed by CUDA events although CUPTI was asked for where it can
-    /// be used (`None` when CUPTI times them, or events were asked for).
-    pub fn timer_note(&self) -> Option<&str> {
-        self.timer_note.as_deref()
     }
 
     fn open_with_driver(ordinal: u32) -> Result<CudaBackend> {
@@ -371,8 +333,6 @@ impl CudaBackend {
             mapped,
             blocking_timeout: DEFAULT_BLOCKING_TIMEOUT,
             blocking: true,
-            kernel_clock: None,
-            timer_note: None,
         })
     }
 
@@ -472,7 +432,6 @@ impl Backend for CudaBackend {
         shared.flag.store(0, Ordering::SeqCst);
 
         let cpu_start = Instant::now();
-        let since = self.kernel_clock.as_ref().and_then(KernelClock::now);
         // The flush is enqueued, not waited for (nvbench synchronises here): the spin kernel
         // behind it holds the stream, so the start event still follows the flush, and the host
         // enqueues the sample's launches while the device writes the flush buffer instead of
@@ -524,46 +483,14 @@ impl Backend for CudaBackend {
             .timestamps
             .each_ref()
             .map(|t| t.load(Ordering::SeqCst));
-        // A sample whose records CUPTI lost keeps the events' time, and says so.
-        let kernels = match (&self.kernel_clock, since) {
-            (Some(clock), Some(since)) => sample_span(&clock.drain(), since),
-            _ => None,
-        };
-        let (gpu_time, clock) = match kernels {
-            Some(ns) => (ns as f64 / 1e9, Clock::Cupti),
-            None => (f64::from(gpu_ms) / 1e3, Clock::CudaEvents),
-        };
         Ok(ColdSample {
-            gpu_time,
-            clock,
+            gpu_time: f64::from(gpu_ms) / 1e3,
             cpu_time,
             sm_clock_rate: sm_clock_rate(timestamps),
         })
     }
 
     fn hot_batch(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64> {
-        match self.kernel_clock.take() {
-            Some(clock) => {
-                let out = clock.paused(|| self.hot_batch_timed(launches, count));
-                self.kernel_clock = Some(clock);
-                out
-            }
-            None => self.hot_batch_timed(launches, count),
-        }
-    }
-
-    fn set_blocking_kernel(&mut self, enabled: bool) {
-        self.blocking = enabled;
-    }
-
-    fn cuda(&self) -> Option<&CudaHandles> {
-        Some(&self.handles)
-    }
-}
-
-impl CudaBackend {
-    /// A hot batch, timed by events.
-    fn hot_batch_timed(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64> {
         let stream = &self.handles.stream;
         self.start
             .record(stream)
@@ -593,6 +520,14 @@ impl CudaBackend {
             .elapsed_ms(&self.stop)
             .map_err(device_error("reading the event times"))?;
         Ok(f64::from(ms) / 1e3)
+    }
+
+    fn set_blocking_kernel(&mut self, enabled: bool) {
+        self.blocking = enabled;
+    }
+
+    fn cuda(&self) -> Option<&CudaHandles> {
+        Some(&self.handles)
     }
 }
 
