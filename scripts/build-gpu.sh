@@ -18,6 +18,8 @@
 # - faults: .gpu/faults-bundle, the CUDA fault-injection search, for gpu-faults.sh (issue #6).
 # - sgemm: .gpu/sgemm-bundle, the tiled SGEMM's space (64 points) at 4096², default settings.
 # - generate: .gpu/generate, the bench of the device-side data generators.
+# - conv: .gpu/conv-bundle, the 2-D convolution's space (268 points) at 4096², default settings:
+#   the kernel written after the defaults were settled, for gpu-vs-kt.sh conv.
 # - large-base: .gpu/sgemm-large-base, the large space's bench as production builds it (base).
 # - names: .gpu/cuda-names-test, the test that kernels are found by their C++ names on a GPU
 #   (run it there as it is).
@@ -81,6 +83,9 @@ for line in sys.stdin:
       cp target/release/stencil-autotune .gpu/
       bundle .gpu/stencil-bundle -p gputune-example-stencil -F cuda search
       ;;
+    conv)
+      bundle .gpu/conv-bundle -p gputune-example-conv-cuda search
+      ;;
     large-base)
       # The large space's production build (base): one state for the ncu check.
       cargo build --release --quiet -p gputune-example-sgemm-large --bench sgemm-large \
@@ -140,10 +145,11 @@ for line in sys.stdin:
       fi
       mkdir -p .gpu/kt-src
       cp examples/scale-cuda/src/scale.cu examples/reduce-cuda/src/reduce.cu \
-        examples/transpose-cuda/src/transpose.cu examples/sgemm-cuda/src/sgemm.cu .gpu/kt-src/
+        examples/transpose-cuda/src/transpose.cu examples/sgemm-cuda/src/sgemm.cu \
+        examples/conv-cuda/src/conv.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, large-base, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, conv, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac

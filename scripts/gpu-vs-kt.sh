@@ -6,7 +6,8 @@
 #
 #   OUT=DIR [RUNS=3] [AGAIN=2] [FULL=1] [FULL_ARGS=…] bash .gpu/gpu-vs-kt.sh [PROBLEM…]
 #
-# PROBLEM: scale reduce transpose sgemm (default all). Per problem, RUNS runs of each tool,
+# PROBLEM: scale reduce transpose sgemm conv (default: the first four; conv is the kernel
+# written later, that the defaults were not tuned on). Per problem, RUNS runs of each tool,
 # alternating which goes first (gputune in odd runs, Kernel Tuner in even ones), each timed wall
 # to wall as a whole process:
 # - gputune: `cargo-gputune run-bundle .gpu/PROBLEM-bundle` into a fresh store
@@ -106,10 +107,9 @@ for problem in $problems; do
   if [ "${FULL:-0}" = 1 ]; then
     # The reference for the quality guard: one more search of the same bundle, meant to
     # measure every variant in full, into full.db (fresh store, empty kernel cache, timed).
-    # TODO(issue 15): FULL_ARGS holds the run-bundle flag(s) that make it a full search (to be
-    # named; `--no-race` in the cargo-gputune being built as this is written); they go right
-    # after the bundle directory. Without them the reference is one more default search, and
-    # the summary says so when full.db holds raced variants.
+    # FULL_ARGS holds the run-bundle flags that make it a full search (`--no-race`); they go
+    # right after the bundle directory. Without them the reference is one more default
+    # search, and the summary says so when full.db holds raced variants.
     echo "$bundle ${FULL_ARGS:-}" > "$out/full.txt"
     # shellcheck disable=SC2086 # FULL_ARGS is a list of flags
     gputune_search full "$bundle" ${FULL_ARGS:-}

@@ -4,10 +4,10 @@ gputune's four example kernels with Kernel Tuner 1.5 (brute force, CuPy backend,
 configuration verified) over the same space, the same source and the same problem size as
 gputune's bundle, and writes what the search cost and found as JSON.
 
-  python3 kt_tune.py PROBLEM --src DIR --json OUT.json      (PROBLEM: scale reduce transpose sgemm)
+  python3 kt_tune.py PROBLEM --src DIR --json OUT.json      (PROBLEM: scale reduce transpose sgemm conv)
   python3 kt_tune.py PROBLEM --check-space [--bundle DIR]   (no GPU, no CuPy: the space's size)
 
---src is a folder holding scale.cu, reduce.cu, transpose.cu and sgemm.cu (build-gpu.sh's kt part
+--src is a folder holding scale.cu, reduce.cu, transpose.cu, sgemm.cu and conv.cu (build-gpu.sh's kt part
 copies them to .gpu/kt-src); by default the folder kt-src next to this script, else the
 examples of the repository this script is in.
 
@@ -139,6 +139,25 @@ PROBLEMS = {
         grid_div_x=["BN"], grid_div_y=["BM"],
         smem=lambda p: (p["BM"] + p["BN"]) * p["BK"] * 4,
         n=1 << 12,
+    ),
+    "conv": dict(
+        src="conv.cu", crate="conv-cuda", kernel="conv",
+        params=[("block_x", "BLOCK_X", [16, 32, 64, 128]), ("block_y", "BLOCK_Y", pow2(0, 4)),
+                ("tile_x", "TILE_X", [1, 2, 4]), ("tile_y", "TILE_Y", [1, 2, 4]),
+                ("pad", "PAD", [0, 1])],
+        derived=[],
+        restrictions=[
+            "BLOCK_X * BLOCK_Y >= 64",
+            "BLOCK_X * BLOCK_Y <= 1024",
+            "(BLOCK_Y * TILE_Y + 16) * (BLOCK_X * TILE_X + 16 + PAD) * 4 <= 49152",
+        ],
+        base={"BLOCK_X": 32, "BLOCK_Y": 8, "TILE_X": 1, "TILE_Y": 1, "PAD": 0},
+        expected_size=268,
+        block_size_names=["BLOCK_X", "BLOCK_Y"],
+        # grid (w / (BLOCK_X * TILE_X), h / (BLOCK_Y * TILE_Y)), rounded up (lib.rs)
+        grid_div_x=["BLOCK_X", "TILE_X"], grid_div_y=["BLOCK_Y", "TILE_Y"],
+        smem=None,
+        n=1 << 12,  # the output's side; the input's is n + 16
     ),
 }
 
@@ -378,7 +397,24 @@ def make_sgemm(spec, np, cp):
     return args, [None, None, expected, None], None, 1e-5, (n, n)
 
 
-MAKERS = {"scale": make_scale, "reduce": make_reduce, "transpose": make_transpose, "sgemm": make_sgemm}
+def make_conv(spec, np, cp):
+    n, f = spec["n"], 17
+    rng = np.random.default_rng(SEED)
+    # Eighths 1/8..1: every product is a multiple of 1/64 and every sum of 289 is exact in f32.
+    x = (rng.integers(1, 9, size=(n + f - 1, n + f - 1)) / 8).astype(np.float32)
+    filt = (rng.integers(1, 9, size=(f, f)) / 8).astype(np.float32)
+    out = np.full((n, n), np.nan, dtype=np.float32)
+    gx, acc = cp.asarray(x), cp.zeros((n, n), dtype=cp.float32)
+    for j in range(f):
+        for i in range(f):
+            acc += gx[j:j + n, i:i + n] * float(filt[j, i])
+    expected = cp.asnumpy(acc)
+    args = [out, x, filt, np.int32(n), np.int32(n)]
+    return args, [expected, None, None, None, None], None, 1e-5, (n, n)
+
+
+MAKERS = {"scale": make_scale, "reduce": make_reduce, "transpose": make_transpose, "sgemm": make_sgemm,
+          "conv": make_conv}
 
 
 def source_dir(given):

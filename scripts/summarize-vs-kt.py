@@ -32,6 +32,7 @@ IDENTICAL = {
     "reduce": "tpb_256.ipt_4.vec_4.unroll_1",
     "transpose": "tile_32.rows_8.pad_1",
     "sgemm": "bm_64.bn_64.bk_16.tm_4.tn_4",
+    "conv": "block_x_32.block_y_8.tile_x_1.tile_y_1.pad_0",
 }
 
 

@@ -1,0 +1,155 @@
+//! A 2-D convolution with a 17 × 17 filter, tuned by gputune: a kernel the project's defaults
+//! were not tuned on, written as a newcomer would, to be searched beside Kernel Tuner (whose
+//! tutorial tunes a convolution over the same kind of parameters).
+
+use std::sync::Arc;
+
+use gputune_macros::tune;
+use gputune_runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use gputune_runtime::kernel::Kernel;
+use gputune_runtime::BoxError;
+
+/// The CUDA C++ source of the kernel.
+pub const SOURCE: &str = include_str!("conv.cu");
+
+/// The filter's side: what the kernel's `FILTER_W` and `FILTER_H` say.
+pub const FILTER: usize = 17;
+
+/// The kernel handle, for tests that compile the points of the space.
+pub static CONV: Kernel = Kernel::new(SOURCE, "conv");
+
+/// `out` (`h`×`w`) = `input` (`(h + 16)`×`(w + 16)`, row-major) convolved with the 17×17
+/// `filter` (row-major), enqueued on `stream`.
+///
+/// Tuned over the block's shape (`block_x`×`block_y` threads) and the outputs each thread
+/// computes (`tile_x`×`tile_y`), and the padding of the shared tile's rows: 268 points once
+/// blocks of fewer than 64 or more than 1024 threads and input tiles over the 48 KiB of static
+/// shared memory are left out.
+#[tune(
+    block_x = [16, 32, 64, 128],
+    block_y = pow2(0..=4),
+    tile_x = [1, 2, 4],
+    tile_y = [1, 2, 4],
+    pad = [0, 1],
+    require(block_x * block_y >= 64),
+    require(block_x * block_y <= 1024),
+    require((block_y * tile_y + 16) * (block_x * tile_x + 16 + pad) * 4 <= 49152),
+    base(block_x = 32, block_y = 8, tile_x = 1, tile_y = 1, pad = 0)
+)]
+pub fn conv(
+    stream: &Arc<CudaStream>,
+    input: &CudaSlice<f32>,
+    filter: &CudaSlice<f32>,
+    out: &mut CudaSlice<f32>,
+    (w, h): (usize, usize),
+) -> Result<(), BoxError> {
+    let in_len = (w + FILTER - 1) * (h + FILTER - 1);
+    if input.len() < in_len || filter.len() < FILTER * FILTER || out.len() < w * h {
+        return Err(format!(
+            "a {w}×{h} convolution needs {in_len} inputs and {} outputs",
+            w * h
+        )
+        .into());
+    }
+    let kernel = CONV.get(TUNED, stream, &[])?;
+    let (tile_w, tile_h) = (BLOCK_X * TILE_X, BLOCK_Y * TILE_Y);
+    let config = kernel.check(LaunchConfig {
+        grid_dim: (w.div_ceil(tile_w) as u32, h.div_ceil(tile_h) as u32, 1),
+        block_dim: (BLOCK_X as u32, BLOCK_Y as u32, 1),
+        shared_mem_bytes: 0,
+    })?;
+    let (w, h) = (i32::try_from(w)?, i32::try_from(h)?);
+    let mut launch = stream.launch_builder(kernel.function());
+    launch.arg(out).arg(input).arg(filter).arg(&w).arg(&h);
+    // SAFETY: the arguments match conv(float*, const float*, const float*, int, int); the
+    // kernel reads only inside the (h + 16)×(w + 16) input and the 17×17 filter and writes only
+    // inside the h×w output, which the slices hold (checked above).
+    unsafe { launch.launch(config) }?;
+    Ok(())
+}
+
+/// Test data: `n` values in eighths, 1/8 to 1, so that every product of two is a multiple of
+/// 1/64 and a sum of 289 of them is exact in `f32`: any order of summation gives the same bits.
+pub fn eighths(n: usize, seed: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 7) % 8 + 1) as f32 / 8.0)
+        .collect()
+}
+
+/// One output of the convolution, on the host: the reference a bench checks base against.
+pub fn output_at(input: &[f32], filter: &[f32], w: usize, (x, y): (usize, usize)) -> f32 {
+    let in_w = w + FILTER - 1;
+    let mut sum = 0.0f32;
+    for j in 0..FILTER {
+        for i in 0..FILTER {
+            sum += input[(y + j) * in_w + x + i] * filter[j * FILTER + i];
+        }
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skipped(why: &str) {
+        use std::io::Write;
+        let test = std::thread::current().name().unwrap_or("test").to_owned();
+        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
+    }
+
+    /// Every label of the space, from the build script's manifest.
+    fn labels() -> Vec<String> {
+        let path = concat!(env!("OUT_DIR"), "/gputune/manifest.json");
+        let text = std::fs::read_to_string(path).expect("the build script's manifest");
+        let m: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        m["functions"][0]["labels"]
+            .as_array()
+            .expect("labels")
+            .iter()
+            .filter_map(|l| l.as_str().map(str::to_string))
+            .collect()
+    }
+
+    #[test]
+    fn the_space_has_268_points_and_each_compiles() {
+        let labels = labels();
+        assert_eq!(labels.len(), 268);
+        assert!(labels.contains(&"block_x_32.block_y_8.tile_x_1.tile_y_1.pad_0".to_string()));
+        // Every 7th point keeps the test short; the search compiles all of them anyway.
+        for label in labels.iter().step_by(7) {
+            let defines = CONV
+                .label_defines(CONV_PARAMS, label, &[])
+                .expect("a label");
+            let defines: Vec<(&str, String)> = defines
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.clone()))
+                .collect();
+            match gputune_runtime::backend::cuda::compiles_for(SOURCE, &defines, 90) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return skipped("needs NVRTC (the CUDA toolkit), which is not installed")
+                }
+                Err(e) => panic!("{label} does not compile: {e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_host_reference_sums_the_filter_window() {
+        // A 1-wide output over a 17×17 input: the sum of the products, exact in eighths.
+        let input = eighths(FILTER * FILTER, 1);
+        let filter = eighths(FILTER * FILTER, 2);
+        let want: f64 = input
+            .iter()
+            .zip(&filter)
+            .map(|(a, b)| f64::from(a * b))
+            .sum();
+        assert_eq!(f64::from(output_at(&input, &filter, 1, (0, 0))), want);
+        assert!(input
+            .iter()
+            .all(|v| (0.125..=1.0).contains(v) && (v * 8.0).fract() == 0.0));
+        // Not constant: a wrong index would show.
+        assert!(input.windows(2).any(|p| p[0] != p[1]));
+    }
+}
