@@ -76,7 +76,7 @@ const LEGEND: [&str; 5] = [
     "mins, means, maxs: smallest, mean and largest unweighted speedup over the runtime workloads",
     "time: median time (median over the runtime workloads when several); noise: relative stdev of the samples",
     "samples: cold samples over the runtime workloads, and why measuring stopped: criterion (in full), screened (the first pass only: it could not win), raced (clearly behind a faster one), timeout",
-    "sig: + significantly faster than base, - significantly slower, ~ within noise (Mann-Whitney U, p < 0.05, and a difference beyond the noise)",
+    "sig: + significantly faster than base, - significantly slower, ~ within noise (Mann-Whitney U, p < 0.05, and a difference beyond the noise and 0.5 %)",
 ];
 
 /// A variant's cold samples over its rows, and why they stopped (each reason once).
