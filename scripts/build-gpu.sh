@@ -27,8 +27,8 @@
 #   the GPU machine lacks (it has Python 3.12, numpy and CuPy, and no network) in .gpu/whl
 #   (downloaded once), and the four kernels' sources (scale, reduce, transpose, sgemm) in
 #   .gpu/kt-src, for kt_tune.py.
-# The ncu check (gpu-ncu-check.sh) and gpu-clock.sh use the scale, reduce, transpose, autotune,
-# faults, sgemm and large-base parts.
+# The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune, faults, sgemm,
+# conv and large-base parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 parts=${*:-measurement scale reduce transpose autotune faults sgemm generate kt}

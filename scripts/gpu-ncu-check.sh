@@ -5,7 +5,7 @@
 # prints the ratio of the medians (scripts/ncu-check.py says how).
 #   OUT=DIR [RUNS=3] [SAMPLES=5] bash .gpu/gpu-ncu-check.sh
 # Needs the bundles of scripts/build-gpu.sh (parts scale reduce transpose autotune faults sgemm
-# large-base).
+# conv large-base).
 set -uo pipefail
 out=${OUT:?set OUT to the folder for the results}
 mkdir -p "$out"
@@ -29,4 +29,6 @@ python3 "$g/ncu-check.py" "$out" \
   "sgemm-base:$g/sgemm-bundle/bin/sgemm-base:sgemm:sgemm.base:N{io}[pow2]=12" \
   "sgemm-winner:$g/sgemm-bundle/bin/sgemm-batch-1:sgemm:sgemm.bm_64.bn_64.bk_8.tm_8.tn_4:N{io}[pow2]=12" \
   "sgemm-large-base:$g/sgemm-large-base:sgemm:sgemm.base:N{io}[pow2]=10" \
+  "conv-base:$g/conv-bundle/bin/conv-base:conv:conv.base:" \
+  "conv-winner:$g/conv-bundle/bin/conv-batch-1:conv:conv.block_x_16.block_y_8.tile_x_4.tile_y_4.pad_0:" \
   | tee "$out/ncu-check.out"
