@@ -51,6 +51,19 @@ bundle() { # directory, then the search's arguments (bench flags after `--`)
   "$gputune" gputune "${own[@]}" --build-only --bundle "$dir" ${bench[@]+-- "${bench[@]}"}
 }
 
+# cargo's JSON messages on stdin; copies the executable of target $1 to .gpu/$2.
+copy_artifact() {
+  python3 -c '
+import json, shutil, sys
+target, dest = sys.argv[1], ".gpu/" + sys.argv[2]
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == target and m.get("executable"):
+        shutil.copy(m["executable"], dest)
+        print("built", dest)
+' "$1" "$2"
+}
+
 for part in $parts; do
   case $part in
     measurement)
@@ -89,36 +102,15 @@ for line in sys.stdin:
     large-base)
       # The large space's production build (base): one state for the ncu check.
       cargo build --release --quiet -p gputune-example-sgemm-large --bench sgemm-large \
-        --message-format=json | python3 -c '
-import json, shutil, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "sgemm-large" and m.get("executable"):
-        shutil.copy(m["executable"], ".gpu/sgemm-large-base")
-        print("built .gpu/sgemm-large-base")
-'
+        --message-format=json | copy_artifact sgemm-large sgemm-large-base
       ;;
     names)
       cargo test --quiet -p gputune-runtime --features cuda --test cuda_names --no-run \
-        --message-format=json | python3 -c '
-import json, shutil, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "cuda_names" and m.get("executable"):
-        shutil.copy(m["executable"], ".gpu/cuda-names-test")
-        print("built .gpu/cuda-names-test")
-'
+        --message-format=json | copy_artifact cuda_names cuda-names-test
       ;;
     generate)
       cargo build --release --quiet -p gputune-runtime --features cuda --bench generate \
-        --message-format=json | python3 -c '
-import json, shutil, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "generate" and m.get("executable"):
-        shutil.copy(m["executable"], ".gpu/generate")
-        print("built .gpu/generate")
-'
+        --message-format=json | copy_artifact generate generate
       ;;
     sgemm)
       bundle .gpu/sgemm-bundle -p gputune-example-sgemm-cuda search
