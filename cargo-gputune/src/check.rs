@@ -346,6 +346,11 @@ mod tests {
         assert_eq!(verdict(1.0, 0.97, 0.02, 0.05, 0.0), "FAST");
         assert_eq!(verdict(1.0, 1.03, 0.02, 0.05, 0.05), "SAME");
         assert_eq!(verdict(1.0, 2.0, 0.01, 0.01, 0.0), "SLOW");
+        // At the default threshold, a 0.3 % drift between two steady runs is no regression.
+        let default = crate::score::NOISE_THRESHOLD;
+        assert_eq!(verdict(1.0, 1.003, 0.0002, 0.0002, default), "SAME");
+        assert_eq!(verdict(1.0, 1.003, 0.0002, 0.0002, 0.0), "SLOW");
+        assert_eq!(verdict(1.0, 1.01, 0.0002, 0.0002, default), "SLOW");
     }
 
     #[test]

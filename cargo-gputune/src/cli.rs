@@ -461,8 +461,10 @@ pub struct CheckArgs {
     /// A `report --format json` export from an earlier run on the same GPU model.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
-    /// Smallest relative difference that counts as FAST or SLOW (0.05 is 5 %).
-    #[arg(long, default_value_t = 0.0)]
+    /// Smallest relative difference that counts as FAST or SLOW (0.05 is 5 %). The default,
+    /// 0.5 %, is the search's noise threshold: two runs of the same code drift by a few
+    /// tenths of a per cent that neither run's noise shows.
+    #[arg(long, default_value_t = crate::score::NOISE_THRESHOLD)]
     pub threshold: f64,
     /// The applied variants must score at least this against base.
     #[arg(long, value_name = "SCORE")]
