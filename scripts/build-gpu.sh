@@ -25,13 +25,13 @@
 #   (run it there as it is).
 # - kt: Kernel Tuner 1.5 for gpu-vs-kt.sh (issue 15): its wheels and those of the dependencies
 #   the GPU machine lacks (it has Python 3.12, numpy and CuPy, and no network) in .gpu/whl
-#   (downloaded once), and the four kernels' sources (scale, reduce, transpose, sgemm) in
+#   (downloaded once), and the kernels' sources (scale, reduce, transpose, sgemm, conv) in
 #   .gpu/kt-src, for kt_tune.py.
 # The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune, faults, sgemm,
 # conv and large-base parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-parts=${*:-measurement scale reduce transpose autotune faults sgemm generate kt}
+parts=${*:-measurement scale reduce transpose autotune faults sgemm conv large-base generate kt}
 mkdir -p .gpu
 # The bundles copy the cargo-gputune that builds them, so build a release one first.
 cargo build --release --quiet -p cargo-gputune

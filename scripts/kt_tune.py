@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Kernel Tuner's side of the search-cost benchmark (issue 15, gpu-vs-kt.sh): tunes one of
-gputune's four example kernels with Kernel Tuner 1.5 (brute force, CuPy backend, every
+gputune's example kernels with Kernel Tuner 1.5 (brute force, CuPy backend, every
 configuration verified) over the same space, the same source and the same problem size as
 gputune's bundle, and writes what the search cost and found as JSON.
 
@@ -543,7 +543,7 @@ def tune(problem, src, out_json, iterations):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("problem", choices=sorted(PROBLEMS))
-    ap.add_argument("--src", help="folder with the four .cu sources (default: kt-src next to this script, "
+    ap.add_argument("--src", help="folder with the .cu sources (default: kt-src next to this script, "
                                   "else the repository's examples)")
     ap.add_argument("--json", help="where to write the results (required unless --check-space)")
     ap.add_argument("--iterations", type=int, default=7, help="Kernel Tuner's iterations (default 7)")

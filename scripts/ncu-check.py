@@ -102,6 +102,8 @@ def ncu_samples(case, out_dir, run, samples=SAMPLES):
     if not any(windows):
         # A memcpy or memset between the timestamps is no kernel: ncu does not profile it.
         return {"times": [], "kernels": []}
+    if not all(windows):
+        raise RuntimeError("some samples hold no kernel under ncu, others do")
     return {
         "times": [sum(t for _, t in w) for w in windows],
         "kernels": [name.split("(")[0] for name, _ in windows[0]],

@@ -51,6 +51,11 @@ pub fn conv(
         )
         .into());
     }
+    if w == 0 || h == 0 {
+        return Ok(());
+    }
+    // The kernel computes the input's sides in `int`.
+    i32::try_from(w.max(h) + FILTER - 1)?;
     let kernel = CONV.get(TUNED, stream, &[])?;
     let (tile_w, tile_h) = (BLOCK_X * TILE_X, BLOCK_Y * TILE_Y);
     let config = kernel.check(LaunchConfig {
