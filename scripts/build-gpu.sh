@@ -20,6 +20,7 @@
 # - generate: .gpu/generate, the bench of the device-side data generators.
 # - conv: .gpu/conv-bundle, the 2-D convolution's space (268 points) at 4096², default settings:
 #   the kernel written after the defaults were settled, for gpu-vs-kt.sh conv.
+# - conv-test: .gpu/conv-gpu-test, the convolution's GPU test (run it there as it is).
 # - large-base: .gpu/sgemm-large-base, the large space's bench as production builds it (base).
 # - names: .gpu/cuda-names-test, the test that kernels are found by their C++ names on a GPU
 #   (run it there as it is).
@@ -99,6 +100,11 @@ for line in sys.stdin:
     conv)
       bundle .gpu/conv-bundle -p gputune-example-conv-cuda search
       ;;
+    conv-test)
+      # The convolution's GPU test: every point on shapes no tile divides (run it there as it is).
+      cargo test --release --quiet -p gputune-example-conv-cuda --test gpu --no-run \
+        --message-format=json | copy_artifact gpu conv-gpu-test
+      ;;
     large-base)
       # The large space's production build (base): one state for the ncu check.
       cargo build --release --quiet -p gputune-example-sgemm-large --bench sgemm-large \
@@ -141,7 +147,7 @@ for line in sys.stdin:
         examples/conv-cuda/src/conv.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, conv, large-base, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, conv, conv-test, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac
