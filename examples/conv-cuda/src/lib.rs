@@ -97,49 +97,6 @@ pub fn output_at(input: &[f32], filter: &[f32], w: usize, (x, y): (usize, usize)
 mod tests {
     use super::*;
 
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
-
-    /// Every label of the space, from the build script's manifest.
-    fn labels() -> Vec<String> {
-        // Built in, so that the test binary runs where the build directory is not (a GPU host).
-        let text = include_str!(concat!(env!("OUT_DIR"), "/gputune/manifest.json"));
-        let m: serde_json::Value = serde_json::from_str(text).expect("JSON");
-        m["functions"][0]["labels"]
-            .as_array()
-            .expect("labels")
-            .iter()
-            .filter_map(|l| l.as_str().map(str::to_string))
-            .collect()
-    }
-
-    #[test]
-    fn the_space_has_268_points_and_each_compiles() {
-        let labels = labels();
-        assert_eq!(labels.len(), 268);
-        assert!(labels.contains(&"block_x_32.block_y_8.tile_x_1.tile_y_1.pad_0".to_string()));
-        // Every 7th point keeps the test short; the search compiles all of them anyway.
-        for label in labels.iter().step_by(7) {
-            let defines = CONV
-                .label_defines(CONV_PARAMS, label, &[])
-                .expect("a label");
-            let defines: Vec<(&str, String)> = defines
-                .iter()
-                .map(|(n, v)| (n.as_str(), v.clone()))
-                .collect();
-            match gputune_runtime::backend::cuda::compiles_for(SOURCE, &defines, 90) {
-                Ok(true) => {}
-                Ok(false) => {
-                    return skipped("needs NVRTC (the CUDA toolkit), which is not installed")
-                }
-                Err(e) => panic!("{label} does not compile: {e}"),
-            }
-        }
-    }
-
     #[test]
     fn the_host_reference_sums_the_filter_window() {
         // A 1-wide output over a 17×17 input: the sum of the products, exact in eighths.

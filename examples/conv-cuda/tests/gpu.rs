@@ -1,7 +1,8 @@
-//! The kernel on a GPU, where there is one: every point of the space on shapes that no tile
-//! divides (partial tiles at the right and bottom edges, single rows and columns), every output
-//! checked on the host, with a guard after the output that no variant may write. Where there is
-//! no NVIDIA driver, GPU or NVRTC (CI) it passes and says `skipped: …` on stderr.
+//! The space compiles (NVRTC, no GPU needed), and the kernel on a GPU, where there is one:
+//! every point of the space on shapes that no tile divides (partial tiles at the right and
+//! bottom edges, single rows and columns), every output checked on the host, with a guard after
+//! the output that no variant may write. Where there is no NVIDIA driver, GPU or NVRTC (CI) a
+//! test passes and says `skipped: …` on stderr.
 
 use gputune_example_conv_cuda::{conv, eighths, output_at, CONV, CONV_PARAMS, FILTER, SOURCE};
 use gputune_runtime::backend::cuda::{compiles_for, CudaBackend, CudaHandles, LaunchLimits};
@@ -77,6 +78,29 @@ fn launch_point(
     // callers allocate (w + 16)·(h + 16) inputs, 17·17 filter taps and w·h outputs.
     unsafe { launch.launch(config) }?;
     Ok(())
+}
+
+#[test]
+fn the_space_has_268_points_and_each_compiles() {
+    let labels = space();
+    assert_eq!(labels.len(), 268);
+    assert!(labels.contains(&"block_x_32.block_y_8.tile_x_1.tile_y_1.pad_0".to_string()));
+    // Every 7th point keeps the test short where there is no GPU; the GPU test below and the
+    // search compile all of them.
+    for label in labels.iter().step_by(7) {
+        let defines = CONV
+            .label_defines(CONV_PARAMS, label, &[])
+            .expect("a label");
+        let defines: Vec<(&str, String)> = defines
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.clone()))
+            .collect();
+        match compiles_for(SOURCE, &defines, 90) {
+            Ok(true) => {}
+            Ok(false) => return skipped("needs NVRTC (the CUDA toolkit), which is not installed"),
+            Err(e) => panic!("{label} does not compile: {e}"),
+        }
+    }
 }
 
 #[test]
