@@ -39,6 +39,16 @@ fn skipped(why: &str) {
 /// A point's compiled kernel, its block `(x, y)` and its outputs per thread `(x, y)`.
 type Point = (CudaFunction, (u32, u32), (u32, u32));
 
+/// Whether point `label` compiles under NVRTC for sm_90 (`Ok(false)`: no NVRTC here).
+fn compiles(label: &str) -> gputune_runtime::Result<bool> {
+    let defines = CONV.label_defines(CONV_PARAMS, label, &[])?;
+    let defines: Vec<(&str, String)> = defines
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.clone()))
+        .collect();
+    compiles_for(SOURCE, &defines, 90)
+}
+
 /// The kernel of point `label`, compiled as `conv` compiles it (a test build holds only base's
 /// arm of `conv`, so it cannot run the other points itself), and its block and tile.
 fn compile_point(cuda: &CudaHandles, label: &str) -> Result<Point, BoxError> {
@@ -88,14 +98,7 @@ fn the_space_has_268_points_and_each_compiles() {
     // Every 7th point keeps the test short where there is no GPU; the GPU test below and the
     // search compile all of them.
     for label in labels.iter().step_by(7) {
-        let defines = CONV
-            .label_defines(CONV_PARAMS, label, &[])
-            .expect("a label");
-        let defines: Vec<(&str, String)> = defines
-            .iter()
-            .map(|(n, v)| (n.as_str(), v.clone()))
-            .collect();
-        match compiles_for(SOURCE, &defines, 90) {
+        match compiles(label) {
             Ok(true) => {}
             Ok(false) => return skipped("needs NVRTC (the CUDA toolkit), which is not installed"),
             Err(e) => panic!("{label} does not compile: {e}"),
@@ -105,11 +108,7 @@ fn the_space_has_268_points_and_each_compiles() {
 
 #[test]
 fn every_variant_convolves_every_shape() {
-    let base = CONV
-        .label_defines(CONV_PARAMS, "base", &[])
-        .expect("base's defines");
-    let base: Vec<(&str, String)> = base.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
-    match compiles_for(SOURCE, &base, 90) {
+    match compiles("base") {
         Ok(true) => {}
         Ok(false) => return skipped("NVRTC is not installed"),
         Err(e) => panic!("the base kernel does not compile: {e}"),
