@@ -337,6 +337,7 @@ mod tests {
             run_seconds: None,
             stop: Some(stop),
             control,
+            kernels: Vec::new(),
         }
     }
 

@@ -97,7 +97,7 @@ struct Source {
 
 impl Source {
     fn read(path: &Path) -> Result<Source> {
-        // Refuses a missing, foreign or corrupt file, and a schema other than 1 to 3, with
+        // Refuses a missing, foreign or corrupt file, and a schema other than 1 to 4, with
         // a usage error that names it.
         let store = Store::open_read_only(path)?;
         let mut rows = store
@@ -346,6 +346,7 @@ mod tests {
                 run_seconds: Some(0.5),
                 stop: Some(StopReason::Criterion),
                 control: Vec::new(),
+                kernels: Vec::new(),
             },
             created: created.into(),
         }
@@ -379,13 +380,18 @@ mod tests {
     /// Two shards: base in both (shard 2's measured later), one variant each.
     fn shards(dir: &Path) -> (PathBuf, PathBuf) {
         let base = |c, t: &str| vec![row("r", "base", "N=1", c, t), row("r", "base", "N=2", c, t)];
+        let mut x_1 = row("r", "x_1", "N=1", 1.0, "2025-01-01T00:00:01.000Z");
+        x_1.measurement.kernels = vec![gputune_protocol::KernelRecord {
+            name: "scale".into(),
+            registers: 40,
+            local_bytes: 8,
+            shared_bytes: 0,
+            options: vec!["--maxrregcount=40".into()],
+        }];
         let a = store(
             dir,
             "a.db",
-            &[
-                base(8.0, "2025-01-01T00:00:00.000Z"),
-                vec![row("r", "x_1", "N=1", 1.0, "2025-01-01T00:00:01.000Z")],
-            ],
+            &[base(8.0, "2025-01-01T00:00:00.000Z"), vec![x_1]],
             &[space(4)],
         );
         let b = store(
@@ -458,6 +464,9 @@ mod tests {
         assert_eq!(spaces, [space(4)]);
         // Stamps are copied, so what `report` takes as the latest revision stays so.
         assert_eq!(rows[2].created, "2025-01-01T00:00:01.000Z");
+        // And what the kernels compiled to.
+        assert_eq!(rows[2].measurement.kernels[0].registers, 40);
+        assert!(rows[3].measurement.kernels.is_empty());
 
         // The other order gives the same store.
         let t2 = dir.join("t2.db");
@@ -599,14 +608,14 @@ mod tests {
         assert_eq!(rows[0].measurement.stop, Some(StopReason::Raced));
         assert_eq!(rows[0].created, "2024-01-01T00:00:00.000Z");
 
-        let v4 = dir.join("v4.db");
-        std::fs::copy(&v1, &v4).expect("copy");
-        rusqlite::Connection::open(&v4)
-            .and_then(|c| c.execute("UPDATE meta SET value = '4'", []))
-            .expect("version 4");
-        let err = refusal(&t, &[v4]);
+        let v5 = dir.join("v5.db");
+        std::fs::copy(&v1, &v5).expect("copy");
+        rusqlite::Connection::open(&v5)
+            .and_then(|c| c.execute("UPDATE meta SET value = '5'", []))
+            .expect("version 5");
+        let err = refusal(&t, &[v5]);
         assert!(
-            err.contains("v4.db") && err.contains("schema version 4"),
+            err.contains("v5.db") && err.contains("schema version 5"),
             "{err}"
         );
 

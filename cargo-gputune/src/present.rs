@@ -1,6 +1,8 @@
 //! How results read for people: times, noise, device names and the live line of a search,
 //! in the words and units that `search`, `report`, `check` and the plots share.
 
+use gputune_protocol::KernelRecord;
+
 use crate::results::Timing;
 use crate::score::Score;
 
@@ -77,6 +79,26 @@ pub fn device(identity: &str, arch: &str) -> String {
     format!("{name} ({})", facts.join(", "))
 }
 
+/// One figure per kernel, in launch order, joined by `/`: `40`, `40/32`. Empty for no kernels.
+fn per_kernel(kernels: &[KernelRecord], figure: impl Fn(&KernelRecord) -> u32) -> String {
+    kernels
+        .iter()
+        .map(|k| figure(k).to_string())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The registers per thread of each of a variant's kernels: `40`, or `40/32` for two.
+pub fn registers(kernels: &[KernelRecord]) -> String {
+    per_kernel(kernels, |k| k.registers)
+}
+
+/// The local memory per thread of each of a variant's kernels, in bytes (spills and local
+/// arrays): `0/16`.
+pub fn local_memory(kernels: &[KernelRecord]) -> String {
+    per_kernel(kernels, |k| k.local_bytes)
+}
+
 /// `1 variant`, `3 variants`.
 pub fn count(n: usize, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
@@ -146,6 +168,21 @@ mod tests {
             (count(1, "variant"), count(3, "variant")),
             ("1 variant".into(), "3 variants".into())
         );
+    }
+
+    #[test]
+    fn kernels_read_one_figure_each_in_launch_order() {
+        let k = |registers, local_bytes| KernelRecord {
+            name: "k".into(),
+            registers,
+            local_bytes,
+            shared_bytes: 0,
+            options: Vec::new(),
+        };
+        assert_eq!(registers(&[k(40, 0)]), "40");
+        assert_eq!(registers(&[k(40, 0), k(32, 16)]), "40/32");
+        assert_eq!(local_memory(&[k(40, 0), k(32, 16)]), "0/16");
+        assert_eq!(registers(&[]), "");
     }
 
     #[test]

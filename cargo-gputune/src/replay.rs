@@ -349,6 +349,7 @@ mod tests {
             run_seconds: Some(0.5),
             stop: None,
             control: Vec::new(),
+            kernels: Vec::new(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! `report`: per compile-time workload, the top variants and base (CUB's layout: variant,
 //! score, mins, means, maxs; then the median time, the noise and a mark: `+` significantly
-//! faster, `-` significantly slower, `~` within noise), or coverage; as a table, JSON, CSV or
+//! faster, `-` significantly slower, `~` within noise; then, for kernels that said, the
+//! registers and local memory they compiled to), or coverage; as a table, JSON, CSV or
 //! markdown, each explaining its columns. The JSON is what `check --baseline` reads.
 
 use gputune_protocol::Status;
@@ -21,6 +22,20 @@ fn listed(g: &Group, top: usize) -> (Vec<Ranked>, usize) {
         g.ranked().into_iter().partition(|r| r.variant == "base");
     let hidden = variants.len().saturating_sub(top);
     (variants.into_iter().take(top).chain(base).collect(), hidden)
+}
+
+/// A group with what it lists and how many variants it left out ([`listed`]).
+type Listing<'a> = (&'a Group, Vec<Ranked>, usize);
+
+/// Every group's [`listed`], ranked once for both the columns and the rows.
+fn listings(groups: &[Group], top: usize) -> Vec<Listing<'_>> {
+    groups
+        .iter()
+        .map(|g| {
+            let (listed, hidden) = listed(g, top);
+            (g, listed, hidden)
+        })
+        .collect()
 }
 
 /// The report JSON of `groups`, `top` variants each (base always included).
@@ -50,6 +65,7 @@ pub fn to_json(groups: &[Group], top: usize) -> Value {
                     "verdict": r.score.as_ref().filter(|_| r.variant != "base").map(|s| s.verdict().key()),
                     "time": r.timing.map(|t| t.time),
                     "noise": r.timing.and_then(|t| t.noise),
+                    "kernels": r.kernels,
                     "workloads": g.variants.get(&r.variant).map(|ms| ms.iter().map(|m| json!({
                         "rt_workload": m.rt_workload,
                         "status": m.status,
@@ -65,7 +81,7 @@ pub fn to_json(groups: &[Group], top: usize) -> Value {
     json!({ "version": REPORT_VERSION, "groups": gs })
 }
 
-/// Column names of the table and markdown.
+/// Column names of the table and markdown; [`Columns`] adds the kernels' after them.
 const HEADER: [&str; 9] = [
     "variant", "score", "mins", "means", "maxs", "time", "noise", "samples", "sig",
 ];
@@ -78,6 +94,62 @@ const LEGEND: [&str; 5] = [
     "samples: cold samples over the runtime workloads, and why measuring stopped: criterion (in full), screened (the first pass only: it could not win), raced (clearly behind a faster one), timeout",
     "sig: + significantly faster than base, - significantly slower, ~ within noise (Mann-Whitney U, p < 0.05, and a difference beyond the noise and 0.5 %)",
 ];
+
+/// What the `regs` column means.
+const REGS: &str = "regs: registers per thread of each kernel the variant launched, in launch order (40/32: two kernels), as compiled for this device; --format json lists each kernel's name, shared memory and compiler options";
+
+/// What the `lmem` column means.
+const LMEM: &str = "lmem: local memory per thread of each kernel, bytes: register spills and local arrays (0: none)";
+
+/// The columns a table or markdown report shows: [`HEADER`], then what the listed variants'
+/// kernels compiled to, when any of them said (a CUDA bench of protocol 7 or later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Columns {
+    /// `regs`: some listed variant reported its kernels.
+    regs: bool,
+    /// `lmem`: some listed variant's kernels use local memory (spills, local arrays).
+    lmem: bool,
+}
+
+impl Columns {
+    /// The columns of `listings`, the same for every group so that one legend fits them all.
+    fn of(listings: &[Listing<'_>]) -> Columns {
+        let kernels = || {
+            listings
+                .iter()
+                .flat_map(|(_, l, _)| l)
+                .flat_map(|r| &r.kernels)
+        };
+        Columns {
+            regs: kernels().next().is_some(),
+            lmem: kernels().any(|k| k.local_bytes > 0),
+        }
+    }
+
+    /// The header row.
+    fn header(self) -> Vec<&'static str> {
+        let mut h = HEADER.to_vec();
+        h.extend(self.regs.then_some("regs"));
+        h.extend(self.lmem.then_some("lmem"));
+        h
+    }
+
+    /// The legend: one sentence a column.
+    fn legend(self) -> Vec<&'static str> {
+        let mut l = LEGEND.to_vec();
+        l.extend(self.regs.then_some(REGS));
+        l.extend(self.lmem.then_some(LMEM));
+        l
+    }
+
+    /// A row's cells: `cells`, then those of the kernels.
+    fn row(self, cells: [String; 9], r: &Ranked) -> Vec<String> {
+        let mut row = cells.to_vec();
+        row.extend(self.regs.then(|| present::registers(&r.kernels)));
+        row.extend(self.lmem.then(|| present::local_memory(&r.kernels)));
+        row
+    }
+}
 
 /// A variant's cold samples over its rows, and why they stopped (each reason once).
 fn sampled(rows: &[Measurement]) -> String {
@@ -178,7 +250,7 @@ fn note(g: &Group, hidden: usize, top: usize) -> Option<String> {
 
 fn csv(groups: &[Group], top: usize) -> String {
     let mut s = String::from(
-        "package,bench,function,ct_workload,arch,variant,score,mins,means,maxs,significant,time_s,noise,verdict\n",
+        "package,bench,function,ct_workload,arch,variant,score,mins,means,maxs,significant,time_s,noise,verdict,regs,lmem\n",
     );
     let num =
         |v: Option<f64>, digits: usize| v.map(|v| format!("{v:.digits$}")).unwrap_or_default();
@@ -186,7 +258,7 @@ fn csv(groups: &[Group], top: usize) -> String {
         for r in listed(g, top).0 {
             let sc = r.score.as_ref();
             s.push_str(&format!(
-                "{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 g.package,
                 g.bench,
                 g.function,
@@ -208,6 +280,8 @@ fn csv(groups: &[Group], top: usize) -> String {
                 sc.filter(|_| r.variant != "base")
                     .map(|s| s.verdict().key())
                     .unwrap_or_default(),
+                present::registers(&r.kernels),
+                present::local_memory(&r.kernels),
             ));
         }
     }
@@ -216,11 +290,13 @@ fn csv(groups: &[Group], top: usize) -> String {
 
 fn table(groups: &[Group], top: usize) -> String {
     let mut s = String::new();
-    for g in groups {
-        let (listed, hidden) = listed(g, top);
-        let rows: Vec<[String; 9]> = listed.iter().map(|r| cells(g, r)).collect();
+    let listings = listings(groups, top);
+    let columns = Columns::of(&listings);
+    let header = columns.header();
+    for (g, listed, hidden) in &listings {
+        let rows: Vec<Vec<String>> = listed.iter().map(|r| columns.row(cells(g, r), r)).collect();
         s.push_str(&format!("{}\n", title(g)));
-        let mut width = HEADER.map(str::len);
+        let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
         for r in &rows {
             for (w, c) in width.iter_mut().zip(r) {
                 *w = (*w).max(c.chars().count());
@@ -229,9 +305,9 @@ fn table(groups: &[Group], top: usize) -> String {
         let line = |cells: Vec<&str>| {
             let cells: Vec<String> = cells
                 .iter()
-                .zip(width)
+                .zip(&width)
                 .enumerate()
-                .map(|(i, (c, w))| {
+                .map(|(i, (c, &w))| {
                     if i == 0 {
                         format!("{c:<w$}")
                     } else {
@@ -241,19 +317,19 @@ fn table(groups: &[Group], top: usize) -> String {
                 .collect();
             cells.join("  ").trim_end().to_string()
         };
-        s.push_str(&format!("  {}\n", line(HEADER.to_vec())));
+        s.push_str(&format!("  {}\n", line(header.clone())));
         for r in &rows {
             s.push_str(&format!(
                 "  {}\n",
                 line(r.iter().map(String::as_str).collect())
             ));
         }
-        if let Some(note) = note(g, hidden, top) {
+        if let Some(note) = note(g, *hidden, top) {
             s.push_str(&format!("  {note}\n"));
         }
         s.push('\n');
     }
-    for l in LEGEND {
+    for l in columns.legend() {
         s.push_str(l);
         s.push('\n');
     }
@@ -262,23 +338,37 @@ fn table(groups: &[Group], top: usize) -> String {
 
 fn markdown(groups: &[Group], top: usize) -> String {
     let mut s = String::new();
-    for g in groups {
-        let (listed, hidden) = listed(g, top);
+    let listings = listings(groups, top);
+    let columns = Columns::of(&listings);
+    let header = columns.header();
+    // The variant to the left, the mark centred, the numbers to the right.
+    let align: Vec<&str> = header
+        .iter()
+        .map(|h| match *h {
+            "variant" => "---",
+            "sig" => ":---:",
+            _ => "---:",
+        })
+        .collect();
+    for (g, listed, hidden) in &listings {
         s.push_str(&format!(
-            "### {}\n\n| {} |\n|---|{}\n",
+            "### {}\n\n| {} |\n|{}|\n",
             title(g),
-            HEADER.join(" | "),
-            "---:|".repeat(HEADER.len() - 2) + ":---:|"
+            header.join(" | "),
+            align.join("|")
         ));
-        for r in &listed {
-            s.push_str(&format!("| {} |\n", cells(g, r).join(" | ")));
+        for r in listed {
+            s.push_str(&format!(
+                "| {} |\n",
+                columns.row(cells(g, r), r).join(" | ")
+            ));
         }
-        if let Some(note) = note(g, hidden, top) {
+        if let Some(note) = note(g, *hidden, top) {
             s.push_str(&format!("\n{note}\n"));
         }
         s.push('\n');
     }
-    for l in LEGEND {
+    for l in columns.legend() {
         s.push_str(&format!("- {l}\n"));
     }
     s
@@ -387,6 +477,7 @@ mod tests {
             run_seconds: None,
             stop: None,
             control: Vec::new(),
+            kernels: Vec::new(),
         }
     }
 
@@ -496,12 +587,12 @@ mod tests {
         let csv = render(&groups(), 5, Format::Csv);
         let lines: Vec<&str> = csv.lines().collect();
         assert!(
-            lines[0].ends_with(",significant,time_s,noise,verdict"),
+            lines[0].ends_with(",significant,time_s,noise,verdict,regs,lmem"),
             "{csv}"
         );
         assert!(
             lines[1].contains(",fast,2.0000,")
-                && lines[1].ends_with(",true,5.0000e-5,0.0120,faster"),
+                && lines[1].ends_with(",true,5.0000e-5,0.0120,faster,,"),
             "{csv}"
         );
         assert!(
@@ -516,5 +607,93 @@ mod tests {
             md.contains("- sig: + significantly faster than base"),
             "{md}"
         );
+    }
+
+    fn kernel(registers: u32, local_bytes: u32) -> gputune_protocol::KernelRecord {
+        gputune_protocol::KernelRecord {
+            name: "scale".into(),
+            registers,
+            local_bytes,
+            shared_bytes: 2048,
+            options: vec!["--maxrregcount=40".into()],
+        }
+    }
+
+    #[test]
+    fn registers_show_per_variant_and_local_memory_only_where_used() {
+        // A CPU bench's rows have no kernels: neither column, nor its legend.
+        let last = |text: &str, n: usize| -> Vec<String> {
+            let header: Vec<&str> = text
+                .lines()
+                .nth(1)
+                .expect("header")
+                .split_whitespace()
+                .collect();
+            header[header.len() - n..]
+                .iter()
+                .map(|c| c.to_string())
+                .collect()
+        };
+        let text = render(&groups(), 5, Format::Table);
+        assert_eq!(last(&text, 1), ["sig"], "{text}");
+        assert!(!text.contains("regs") && !text.contains("lmem"), "{text}");
+
+        let mut rows = vec![
+            m("base", Some(1e-4)),
+            m("fast", Some(5e-5)),
+            m("broken", None),
+        ];
+        rows[0].kernels = vec![kernel(40, 0)];
+        rows[1].kernels = vec![kernel(40, 0), kernel(32, 0)];
+        let text = render(
+            &crate::results::groups(rows.clone(), false),
+            5,
+            Format::Table,
+        );
+        assert_eq!(last(&text, 2), ["sig", "regs"], "{text}");
+        assert!(row(&text, "fast").ends_with("+  40/32"), "{text}");
+        assert!(row(&text, "base").ends_with("   40"), "{text}");
+        assert!(row(&text, "broken").contains("launch_failed"), "{text}");
+        assert!(
+            text.contains("\nregs: registers per thread of each kernel"),
+            "{text}"
+        );
+        assert!(!text.contains("lmem"), "no spills, no column: {text}");
+
+        // One kernel spills: the local memory of every listed variant's kernels.
+        rows[1].kernels[1].local_bytes = 16;
+        let gs = crate::results::groups(rows, false);
+        let text = render(&gs, 5, Format::Table);
+        assert_eq!(last(&text, 3), ["sig", "regs", "lmem"], "{text}");
+        assert!(row(&text, "fast").ends_with("+  40/32  0/16"), "{text}");
+        assert!(row(&text, "base").ends_with("   40     0"), "{text}");
+        assert!(text.contains("\nlmem: local memory per thread"), "{text}");
+
+        let doc = to_json(&gs, 5);
+        let variants = doc["groups"][0]["variants"].as_array().expect("variants");
+        let by = |label: &str| {
+            variants
+                .iter()
+                .find(|v| v["variant"] == label)
+                .unwrap_or_else(|| panic!("{label} in {doc}"))
+        };
+        let fast = &by("fast")["kernels"];
+        assert_eq!(fast[1]["registers"], 32, "{doc}");
+        assert_eq!(fast[1]["local_bytes"], 16, "{doc}");
+        assert_eq!(fast[1]["shared_bytes"], 2048, "{doc}");
+        assert_eq!(fast[1]["options"][0], "--maxrregcount=40", "{doc}");
+        assert_eq!(by("broken")["kernels"], json!([]), "{doc}");
+
+        let csv = render(&gs, 5, Format::Csv);
+        assert!(
+            csv.lines()
+                .any(|l| l.contains(",fast,") && l.ends_with(",faster,40/32,0/16")),
+            "{csv}"
+        );
+        let md = render(&gs, 5, Format::Markdown);
+        assert!(md.contains("| sig | regs | lmem |\n|---|---:|"), "{md}");
+        assert!(md.contains("|:---:|---:|---:|\n"), "{md}");
+        assert!(md.contains("| + | 40/32 | 0/16 |"), "{md}");
+        assert!(md.contains("- lmem: local memory"), "{md}");
     }
 }

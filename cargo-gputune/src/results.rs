@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use gputune_protocol::{Status, StopReason};
+use gputune_protocol::{KernelRecord, Status, StopReason};
 
 use crate::score::{self, Pair, Score};
 use crate::store::Measurement;
@@ -43,6 +43,8 @@ pub struct Ranked {
     pub message: Option<String>,
     /// Its times, over the workloads it measured ok.
     pub timing: Option<Timing>,
+    /// What its kernels compiled to ([`kernels`]); empty when unknown.
+    pub kernels: Vec<KernelRecord>,
 }
 
 /// A variant's times in one figure: the median over its runtime workloads of each one's
@@ -124,6 +126,17 @@ pub fn paired_timing(base: &[Measurement], variant: &[Measurement]) -> Option<(T
         timing_where(variant, |m| ok_in(base, &m.rt_workload))?,
         timing_where(base, |m| ok_in(variant, &m.rt_workload))?,
     ))
+}
+
+/// What a variant's kernels compiled to: the list of the first of its rows that has one. A
+/// variant's kernels are compiled once per process, whatever the runtime workload, so any
+/// measured row says; rows without one (a CPU bench, a failed build, a store older than
+/// schema 4) are passed over. Empty when none has one.
+pub fn kernels(ms: &[Measurement]) -> &[KernelRecord] {
+    ms.iter()
+        .map(|m| m.kernels.as_slice())
+        .find(|k| !k.is_empty())
+        .unwrap_or_default()
 }
 
 /// The groups of `ms`; with `latest_only`, only the most recent revision per package and
@@ -226,6 +239,7 @@ impl Group {
                     status: bad.map_or(Status::Ok, |m| m.status),
                     message: bad.and_then(|m| m.message.clone()),
                     timing: timing(ms),
+                    kernels: kernels(ms).to_vec(),
                 }
             })
             .collect();
@@ -302,6 +316,7 @@ pub(crate) mod tests {
             run_seconds: None,
             stop: None,
             control: Vec::new(),
+            kernels: Vec::new(),
         }
     }
 
@@ -332,6 +347,27 @@ pub(crate) mod tests {
         g.variants.insert("a_2".into(), vec![screened]);
         let order: Vec<String> = g.ranked().into_iter().map(|r| r.variant).collect();
         assert_eq!(order, ["a_1", "a_2", "base"]);
+    }
+
+    #[test]
+    fn a_variant_s_kernels_are_those_of_any_row_that_has_them() {
+        let kernel = |registers| KernelRecord {
+            name: "scale".into(),
+            registers,
+            local_bytes: 0,
+            shared_bytes: 0,
+            options: Vec::new(),
+        };
+        let mut skipped = m("a_1", "N=1", 1.0, 0.01);
+        skipped.status = Status::Skipped;
+        let mut measured = m("a_1", "N=2", 1.0, 0.01);
+        measured.kernels = vec![kernel(40), kernel(32)];
+        let rows = [skipped, measured];
+        assert_eq!(kernels(&rows), &rows[1].kernels[..]);
+        assert!(kernels(&rows[..1]).is_empty());
+        let g = groups(rows.to_vec(), false).remove(0);
+        let ranked = g.ranked();
+        assert_eq!(ranked[0].kernels, rows[1].kernels);
     }
 
     #[test]

@@ -202,6 +202,7 @@ impl Plan<'_> {
             run_seconds: None,
             stop: None,
             control: Vec::new(),
+            kernels: Vec::new(),
         }
     }
 
@@ -241,6 +242,7 @@ impl Plan<'_> {
                     .as_ref()
                     .map(|s| s.gpu.clone())
                     .unwrap_or_default();
+                row.kernels.clone_from(&st.kernels);
                 row.run_seconds = Some(seconds);
                 row.build_seconds = build_seconds;
                 row

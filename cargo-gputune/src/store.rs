@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
-use gputune_protocol::{Status, StopReason};
+use gputune_protocol::{KernelRecord, Status, StopReason};
 
 use crate::cli::Usage;
 use crate::lock::{Busy, FileLock};
@@ -41,8 +41,9 @@ impl SearchLock {
 
 /// Version of the schema this build reads and writes.
 /// 2 added `stop` (why a variant's measurement stopped), 3 `control` (base measured in the
-/// same bench process); an older store is migrated when a search opens it, and read as it is.
-pub const SCHEMA_VERSION: i64 = 3;
+/// same bench process), 4 `kernels` (what the variant's kernels compiled to); an older store
+/// is migrated when a search opens it, and read as it is.
+pub const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,6 +68,7 @@ CREATE TABLE IF NOT EXISTS results (
     run_seconds   REAL,
     stop          TEXT,
     control       TEXT,
+    kernels       TEXT,
     created       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     PRIMARY KEY (revision, device, package, bench, ct_workload, variant, rt_workload)
 );
@@ -126,6 +128,10 @@ pub struct Measurement {
     /// drift between processes is larger than the noise within one. Empty for base, and where
     /// no control was measured (then the base row is used).
     pub control: Vec<f64>,
+    /// What each kernel the state launched compiled to (registers, local and shared memory)
+    /// and the compiler options of the variant, as the bench reported them. Empty for a CPU
+    /// bench, a row without a state, and a store of schema 3 or older.
+    pub kernels: Vec<KernelRecord>,
 }
 
 /// A stored row and when it was stored (`created`, UTC, `2025-01-31T12:00:00.000Z`: its
@@ -314,9 +320,10 @@ impl Store {
                 )?;
             }
             Some(v) if v == SCHEMA_VERSION.to_string() => {}
-            Some(v) if v == "1" || v == "2" => {
+            Some(v) if v == "1" || v == "2" || v == "3" => {
                 // 2 added `stop` (a raced variant of a version-1 store said so in its
-                // message); 3 added `control`.
+                // message); 3 added `control`; 4 added `kernels`. One step after another, in
+                // one transaction.
                 let tx = self.conn.unchecked_transaction()?;
                 if v == "1" {
                     tx.execute_batch(
@@ -324,9 +331,13 @@ impl Store {
                          UPDATE results SET stop = 'raced' WHERE message LIKE 'raced:%';",
                     )?;
                 }
-                tx.execute_batch(
-                    "ALTER TABLE results ADD COLUMN control TEXT;
-                     UPDATE meta SET value = '3' WHERE key = 'schema_version';",
+                if v == "1" || v == "2" {
+                    tx.execute_batch("ALTER TABLE results ADD COLUMN control TEXT;")?;
+                }
+                tx.execute_batch("ALTER TABLE results ADD COLUMN kernels TEXT;")?;
+                tx.execute(
+                    "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+                    [SCHEMA_VERSION.to_string()],
                 )?;
                 tx.commit()?;
             }
@@ -355,9 +366,9 @@ impl Store {
         conn.execute(
             "INSERT OR REPLACE INTO results (revision, device, arch, package, bench, function,
                 ct_workload, variant, rt_workload, rt_weight, status, message, center, noise,
-                bandwidth, samples, build_seconds, run_seconds, stop, control, created)
+                bandwidth, samples, build_seconds, run_seconds, stop, control, kernels, created)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                ?20, COALESCE(?21, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
+                ?20, ?21, COALESCE(?22, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
             params![
                 m.revision,
                 m.device,
@@ -380,6 +391,9 @@ impl Store {
                 m.stop.map(StopReason::as_str),
                 (!m.control.is_empty())
                     .then(|| serde_json::to_string(&m.control))
+                    .transpose()?,
+                (!m.kernels.is_empty())
+                    .then(|| serde_json::to_string(&m.kernels))
                     .transpose()?,
                 created,
             ],
@@ -426,13 +440,15 @@ impl Store {
 
     /// Every measurement with its `created` stamp, oldest first.
     pub fn dated_measurements(&self) -> Result<Vec<Dated>> {
-        // A version-1 store (read-only here) has no `stop`, nor one of version 2 `control`.
+        // A version-1 store (read-only here) has no `stop`, nor one of version 2 `control`,
+        // nor one of version 3 `kernels`.
         let stop = if self.schema >= 2 { "stop" } else { "NULL" };
         let control = if self.schema >= 3 { "control" } else { "NULL" };
+        let kernels = if self.schema >= 4 { "kernels" } else { "NULL" };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT revision, device, arch, package, bench, function, ct_workload, variant,
                     rt_workload, rt_weight, status, message, center, noise, bandwidth, samples,
-                    build_seconds, run_seconds, {stop}, created, {control}
+                    build_seconds, run_seconds, {stop}, created, {control}, {kernels}
              FROM results ORDER BY created, rowid"
         ))?;
         let rows = stmt
@@ -473,6 +489,12 @@ impl Store {
                     control: r
                         .get::<_, Option<String>>(20)?
                         .and_then(|c| serde_json::from_str(&c).ok())
+                        .unwrap_or_default(),
+                    // What the report shows beside the times, not what they are judged by:
+                    // a list this build cannot read (a later protocol's) is left out.
+                    kernels: r
+                        .get::<_, Option<String>>(21)?
+                        .and_then(|k| serde_json::from_str(&k).ok())
                         .unwrap_or_default(),
                 };
                 Ok(Dated {
@@ -573,142 +595,4 @@ fn file_uri(path: &Path) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample(variant: &str, rt: &str) -> Measurement {
-        Measurement {
-            revision: "r".into(),
-            device: "d".into(),
-            arch: "cpu".into(),
-            package: "p".into(),
-            bench: "b".into(),
-            function: "f".into(),
-            ct_workload: "T=f32".into(),
-            variant: variant.into(),
-            rt_workload: rt.into(),
-            rt_weight: 0.6,
-            status: Status::Ok,
-            message: None,
-            center: Some(1e-3),
-            noise: Some(0.01),
-            bandwidth: None,
-            samples: vec![1e-3, 1.1e-3],
-            build_seconds: Some(1.0),
-            run_seconds: Some(0.5),
-            stop: None,
-            control: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn round_trips_and_replaces_by_key() {
-        let dir = std::env::temp_dir().join(format!("gputune-store-{}", std::process::id()));
-        let path = dir.join("s.db");
-        let _ = std::fs::remove_file(&path);
-        let store = Store::open(&path).expect("opens");
-        store.put(&[sample("base", "N=1")]).expect("put");
-        store.put(&[sample("x_1", "N=1")]).expect("put");
-        let mut again = sample("x_1", "N=1");
-        again.center = Some(2e-3);
-        store.put(std::slice::from_ref(&again)).expect("replace");
-        let all = store.measurements().expect("read");
-        assert_eq!(all.len(), 2);
-        assert_eq!(all[1], again);
-        assert_eq!(store.integrity().expect("check"), "ok");
-        drop(store);
-        assert!(Store::open(&path).is_ok(), "reopens");
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn read_only_opens_create_and_change_nothing() {
-        let dir = std::env::temp_dir().join(format!("gputune-store-ro-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let path = dir.join("odd name?#%.db");
-        let store = Store::open(&path).expect("opens");
-        store.put(&[sample("base", "N=1")]).expect("put");
-        drop(store);
-        let listing = || {
-            let mut l: Vec<_> = std::fs::read_dir(&dir)
-                .expect("dir")
-                .map(|e| e.expect("entry").file_name())
-                .collect();
-            l.sort();
-            l
-        };
-        let digest = || gputune_protocol::hash::Fnv64::of(&std::fs::read(&path).expect("bytes"));
-        let before = (listing(), digest());
-        let ro = Store::open_read_only(&path).expect("reads");
-        assert_eq!(ro.measurements().expect("rows").len(), 1);
-        assert!(ro.put(&[sample("x_1", "N=1")]).is_err(), "read only");
-        drop(ro);
-        assert_eq!((listing(), digest()), before, "nothing created or changed");
-        // While a search writes (its log is pending), a reader sees what it committed.
-        let writer = Store::open(&path).expect("opens");
-        writer.put(&[sample("x_2", "N=1")]).expect("put");
-        let ro = Store::open_read_only(&path).expect("reads");
-        assert_eq!(ro.measurements().expect("rows").len(), 2);
-        drop((ro, writer));
-
-        let err = |p: &Path| format!("{:#}", Store::open_read_only(p).err().expect("refused"));
-        assert!(err(&dir).contains("is a directory"), "{}", err(&dir));
-        assert!(err(&dir.join("none.db")).contains("no store at"));
-        assert!(!dir.join("none.db").exists(), "nothing created");
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn a_version_1_store_is_read_as_it_is_and_migrated_by_a_search() {
-        let dir = std::env::temp_dir().join(format!("gputune-store-v1-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("dir");
-        let path = dir.join("v1.db");
-        {
-            let conn = Connection::open(&path).expect("sqlite");
-            conn.execute_batch(
-                &SCHEMA
-                    .replace("    stop          TEXT,\n", "")
-                    .replace("    control       TEXT,\n", ""),
-            )
-            .expect("schema 1");
-            conn.execute_batch(
-                "INSERT INTO meta VALUES ('schema_version', '1');
-                 INSERT INTO results (revision, device, arch, package, bench, function,
-                     ct_workload, variant, rt_workload, rt_weight, status, message, samples)
-                 VALUES ('r', 'd', 'cpu', 'p', 'b', 'f', '*', 'x_1', '*', 1.0, 'ok',
-                     'raced: stopped after 20 samples', '[1.0]');",
-            )
-            .expect("a row");
-        }
-        let ro = Store::open_read_only(&path).expect("reads version 1");
-        assert_eq!(ro.measurements().expect("rows")[0].stop, None);
-        drop(ro);
-        let rw = Store::open(&path).expect("migrates");
-        let rows = rw.measurements().expect("rows");
-        assert_eq!(
-            rows[0].stop,
-            Some(StopReason::Raced),
-            "backfilled from the message"
-        );
-        assert!(rows[0].control.is_empty());
-        assert_eq!(rw.schema, SCHEMA_VERSION);
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn foreign_and_corrupt_files_are_refused() {
-        let dir = std::env::temp_dir().join(format!("gputune-store-bad-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let foreign = dir.join("foreign.db");
-        let conn = Connection::open(&foreign).expect("sqlite");
-        conn.execute_batch("CREATE TABLE t (x)").expect("table");
-        drop(conn);
-        let err = format!("{:#}", Store::open(&foreign).err().expect("refused"));
-        assert!(err.contains("foreign database"), "{err}");
-        let junk = dir.join("junk.db");
-        std::fs::write(&junk, b"this is not sqlite at all, not even close........").expect("write");
-        assert!(Store::open(&junk).is_err());
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-}
+mod tests;

@@ -48,9 +48,78 @@
 //! assert_eq!(COPY_PARAMS, [("ipt", "4"), ("wide_load", "false")]);
 //! ```
 
+mod embed;
+
 use gputune_grammar::{ConstType, TuneSpec, Value};
 use proc_macro::TokenStream;
 use quote::{format_ident, quote};
+
+/// A kernel kept in a `.cu` file of the crate: `kernel!("src/sum.cu", "sum")` is a
+/// `gputune_runtime::kernel::Kernel` (usable in a `static`) of the file's source, with every
+/// file it includes with `#include "…"` (found next to the file that includes it,
+/// transitively) embedded as a header under the name it is included by. The binary needs no
+/// source tree at run time, and editing any of the files rebuilds the crate. The path is
+/// relative to the crate's root (where its `Cargo.toml` is); the second argument is the
+/// kernel's name expression. Further settings chain as on `Kernel::new`:
+///
+/// ```ignore
+/// static SUM: Kernel = gputune_macros::kernel!("src/sum.cu", "sum").options(&["-lineinfo"]);
+/// ```
+///
+/// Headers that are not next to their includer (CUB's, a library's) are found at run time in
+/// CUDA's include directories and those given with `Kernel::include_dirs`.
+#[proc_macro]
+pub fn kernel(input: TokenStream) -> TokenStream {
+    match kernel_tokens(input.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn kernel_tokens(input: proc_macro2::TokenStream) -> syn::Result<proc_macro2::TokenStream> {
+    use syn::parse::Parser;
+    let args = syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated
+        .parse2(input.clone())?;
+    let [file, name] = [args.first(), args.iter().nth(1)];
+    let (Some(file), Some(name), 2) = (file, name, args.len()) else {
+        return Err(syn::Error::new_spanned(
+            input,
+            "kernel! takes the .cu file (relative to the crate's root) and the kernel's name:              kernel!(\"src/sum.cu\", \"sum\")",
+        ));
+    };
+    let root = std::env::var_os("CARGO_MANIFEST_DIR").ok_or_else(|| {
+        syn::Error::new(
+            file.span(),
+            "CARGO_MANIFEST_DIR is not set: is cargo building this?",
+        )
+    })?;
+    let path = std::path::Path::new(&root).join(file.value());
+    if !path.is_file() {
+        return Err(syn::Error::new(
+            file.span(),
+            format!(
+                "no file {} (paths are relative to the crate's root)",
+                path.display()
+            ),
+        ));
+    }
+    let headers = embed::headers_of(&path).map_err(|e| syn::Error::new(file.span(), e))?;
+    let absolute = |p: &std::path::Path| {
+        let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        syn::LitStr::new(&p.to_string_lossy(), file.span())
+    };
+    let source = absolute(&path);
+    let file_name = path
+        .file_name()
+        .map_or_else(|| file.value(), |n| n.to_string_lossy().into_owned());
+    let header_names = headers.iter().map(|h| &h.name);
+    let header_paths = headers.iter().map(|h| absolute(&h.path));
+    Ok(quote! {
+        ::gputune_runtime::kernel::Kernel::new(::core::include_str!(#source), #name)
+            .file_name(#file_name)
+            .headers(&[#((#header_names, ::core::include_str!(#header_paths))),*])
+    })
+}
 
 /// Declares a function's tuning parameters; see the crate documentation.
 #[proc_macro_attribute]

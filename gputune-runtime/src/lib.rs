@@ -31,6 +31,7 @@ pub mod kept;
 #[cfg(feature = "cuda")]
 pub mod kernel;
 pub mod launch;
+mod launched;
 pub mod measure;
 pub mod output;
 pub mod runner;

@@ -58,6 +58,8 @@ pub struct Outcome {
     pub notes: Vec<(String, String, String)>,
     /// How the outputs were verified, if the bench verified them.
     pub verification: Option<Verification>,
+    /// What the kernels the state launched through kernel handles compiled to.
+    pub kernels: Vec<gputune_protocol::KernelRecord>,
 }
 
 impl Outcome {
@@ -317,10 +319,12 @@ impl<'r> State<'r> {
             Some(f) if current.as_deref() != Some("base") => {
                 crate::tuned::request(f, "base");
                 let reference = crate::timeline::timed(crate::timeline::Part::Reference, || {
-                    outputs
-                        .poison()
-                        .and_then(|()| run(outputs))
-                        .and_then(|()| outputs.snapshot())
+                    crate::launched::excluding(|| {
+                        outputs
+                            .poison()
+                            .and_then(|()| run(outputs))
+                            .and_then(|()| outputs.snapshot())
+                    })
                 });
                 match &current {
                     Some(label) => crate::tuned::request(f, label),

@@ -55,6 +55,7 @@ pub(super) fn measurement(
         run_seconds: Some(0.5),
         stop: None,
         control: Vec::new(),
+        kernels: Vec::new(),
     }
 }
 

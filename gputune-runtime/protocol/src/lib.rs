@@ -27,9 +27,9 @@ pub use documents::{
 pub use exit::ExitCode;
 pub use flags::BenchArgs;
 pub use record::{
-    AxisValueRecord, Batch, Comparison, CriterionRecord, ErrorKind, Samples, Scalar, StateRecord,
-    StateStatus, Stop, StopReason, Summary, SummaryDatum, Tolerance, VerificationRecord,
-    VerifiedAgainst,
+    AxisValueRecord, Batch, Comparison, CriterionRecord, ErrorKind, KernelRecord, Samples, Scalar,
+    StateRecord, StateStatus, Stop, StopReason, Summary, SummaryDatum, Tolerance,
+    VerificationRecord, VerifiedAgainst,
 };
 pub use status::Status;
 
@@ -37,5 +37,6 @@ pub use status::Status;
 /// document carries it; a reader refuses another. 4 made the contract typed: numbers are
 /// numbers, the stop reason is a field, one version instead of protocol 3 and JSON 1.4; 5
 /// added the `process` event (where a process's time went); 6 added `--more-on-stdin` and the
-/// `pass_done` event (further passes in one process).
-pub const PROTOCOL_VERSION: u32 = 6;
+/// `pass_done` event (further passes in one process); 7 added each state's `kernels` (what
+/// the kernels it launched compiled to: registers, local and shared memory, options).
+pub const PROTOCOL_VERSION: u32 = 7;

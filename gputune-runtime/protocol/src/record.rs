@@ -363,6 +363,28 @@ pub struct StateRecord {
     pub samples: Option<Samples>,
     /// The hot loop, if it ran.
     pub batch: Option<Batch>,
+    /// What each kernel the state launched through a kernel handle compiled to, in the
+    /// order first launched (empty for CPU benches and kernels loaded by hand).
+    #[serde(default)]
+    pub kernels: Vec<KernelRecord>,
+}
+
+/// What one kernel compiled to, as the driver reports it (`cuFuncGetAttribute`), and the
+/// compiler options that made it: what a variant's registers and spills are read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelRecord {
+    /// The kernel's name expression (`scale`, `ns::sum<float>`).
+    pub name: String,
+    /// Registers per thread (`CU_FUNC_ATTRIBUTE_NUM_REGS`).
+    pub registers: u32,
+    /// Local memory per thread in bytes: spills and local arrays
+    /// (`CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`).
+    pub local_bytes: u32,
+    /// Static shared memory per block in bytes (`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`).
+    pub shared_bytes: u32,
+    /// The compiler options of this variant beyond the target architecture, the include
+    /// directories and the defines (`-std=c++17`, `--use_fast_math`, `--maxrregcount=32`).
+    pub options: Vec<String>,
 }
 
 impl StateRecord {
@@ -389,6 +411,7 @@ impl StateRecord {
             summaries: Vec::new(),
             samples: None,
             batch: None,
+            kernels: Vec::new(),
         }
     }
 

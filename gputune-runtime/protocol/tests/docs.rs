@@ -8,9 +8,9 @@ use clap::CommandFactory;
 use gputune_protocol::documents::Backend;
 use gputune_protocol::{
     AxisDoc, AxisKind, AxisValueDoc, AxisValueRecord, Batch, BenchArgs, BenchListing, BenchResults,
-    Comparison, CriterionRecord, Device, DevicesDoc, ErrorKind, Event, ExitCode, ListDoc, Meta,
-    ResultsDoc, Samples, Scalar, StateRecord, StateStatus, Status, Stop, Summary, Tolerance,
-    VerificationRecord, VerifiedAgainst, PROTOCOL_VERSION,
+    Comparison, CriterionRecord, Device, DevicesDoc, ErrorKind, Event, ExitCode, KernelRecord,
+    ListDoc, Meta, ResultsDoc, Samples, Scalar, StateRecord, StateStatus, Status, Stop, Summary,
+    Tolerance, VerificationRecord, VerifiedAgainst, PROTOCOL_VERSION,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -156,6 +156,13 @@ fn state(stop: Stop) -> StateRecord {
             batch_size: 64,
             batch_means: vec![0.000_061_035_156_25],
         }),
+        kernels: vec![KernelRecord {
+            name: "scale".into(),
+            registers: 40,
+            local_bytes: 16,
+            shared_bytes: 4096,
+            options: vec!["-std=c++17".into(), "--maxrregcount=32".into()],
+        }],
     }
 }
 
@@ -715,4 +722,13 @@ fn numbers_stay_numbers_on_the_wire() {
         unmeasured["stop"].is_null() && unmeasured["error_kind"].is_null(),
         "absent fields are written as null: {unmeasured}"
     );
+}
+
+#[test]
+fn a_state_without_kernels_reads_with_none() {
+    let mut v = serde_json::to_value(state(raced())).expect("serialises");
+    assert_eq!(v["kernels"][0]["registers"], 40, "{v}");
+    v.as_object_mut().expect("an object").remove("kernels");
+    let back: StateRecord = serde_json::from_value(v).expect("reads without `kernels`");
+    assert!(back.kernels.is_empty());
 }

@@ -107,7 +107,19 @@ pub(crate) struct Key(u128);
 impl Key {
     /// The key of compiling `source` with `options` (each as NVRTC gets it, so the target
     /// architecture and every `-D` are part of it) by NVRTC `major.minor`.
+    #[cfg(test)]
     pub fn new(source: &str, options: &[String], nvrtc_version: (i32, i32)) -> Key {
+        Key::with_headers(source, &[], options, nvrtc_version)
+    }
+
+    /// [`Key::new`] of a source that NVRTC is handed `headers` with (`(include name,
+    /// contents)`, in order): their names and contents are part of the key.
+    pub fn with_headers(
+        source: &str,
+        headers: &[(String, String)],
+        options: &[String],
+        nvrtc_version: (i32, i32),
+    ) -> Key {
         let mut h = Fnv128::new();
         // Every field is length-prefixed, so no two different inputs feed the same bytes.
         h.field(b"gputune kernel");
@@ -119,6 +131,14 @@ impl Key {
             h.field(option.as_bytes());
         }
         h.field(source.as_bytes());
+        // Without headers the key is what it was before headers existed: caches stay warm.
+        if !headers.is_empty() {
+            h.field(&(headers.len() as u64).to_le_bytes());
+            for (name, contents) in headers {
+                h.field(name.as_bytes());
+                h.field(contents.as_bytes());
+            }
+        }
         Key(h.finish())
     }
 

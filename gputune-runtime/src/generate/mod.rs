@@ -503,7 +503,7 @@ fn function<T: Element>(stream: &Arc<CudaStream>, kernel: Kernel) -> Result<(Cud
     if let Some(found) = lock().get_or_insert_with(HashMap::new).get(&key) {
         return Ok(found.clone());
     }
-    let (module, _) = load_module(context, SOURCE, &defines::<T>(), &[])?;
+    let (module, _) = load_module(context, &SOURCE.into(), &defines::<T>(), &[])?;
     let function = module
         .load_function(kernel.name())
         .map_err(|e| driver_error("loading a generate kernel", e))?;

@@ -323,6 +323,7 @@ pub fn state_record(s: &StateReport, devices: &[DeviceInfo]) -> StateRecord {
             batch_size: h.batch_size,
             batch_means: h.batch_means.clone(),
         }),
+        kernels: o.kernels.clone(),
     }
 }
 

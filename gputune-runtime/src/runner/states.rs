@@ -204,9 +204,11 @@ fn measure(
 ) -> Outcome {
     let tunes = pass.bench.tunes.as_deref();
     let mut state = State::new(axis_values, backend, exec, tunes, &pass.bench.name);
+    crate::launched::begin_state();
     if let Err(e) = function(&mut state) {
         state.outcome.fail_with(e.as_ref());
     }
+    state.outcome.kernels = crate::launched::take();
     if !state.executed && state.outcome.skipped.is_none() && state.outcome.error.is_none() {
         state
             .outcome

@@ -72,7 +72,7 @@ fn module(context: &Arc<CudaContext>) -> Result<Arc<CudaModule>, Error> {
     if let Some((_, m)) = modules.iter().find(|(k, _)| *k == key) {
         return Ok(m.clone());
     }
-    let (m, _) = crate::backend::cuda::load_module(context, SOURCE, &[], &[])?;
+    let (m, _) = crate::backend::cuda::load_module(context, &SOURCE.into(), &[], &[])?;
     modules.push((key, m.clone()));
     Ok(m)
 }
@@ -204,7 +204,7 @@ mod tests {
     /// elsewhere there is nothing to compile with.
     #[test]
     fn the_comparison_kernels_compile_where_nvrtc_is_present() {
-        match crate::backend::cuda::compile_for(SOURCE, &[], &[], 90) {
+        match crate::backend::cuda::compile_for(&SOURCE.into(), &[], &[], 90) {
             Ok(_) => {}
             Err(Error::Device(m)) if m.contains("could not be loaded") => {
                 crate::test_skipped(&m);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaModule, CudaStream};
 
 use super::module::load_module;
+use super::program::Program;
 use crate::error::Result;
 
 /// Each name expression and the lowered (mangled) name a module holds its kernel under.
@@ -42,10 +43,13 @@ impl CudaHandles {
     /// `$XDG_CACHE_HOME/gputune/kernels`, else `~/.cache/gputune/kernels`), keyed by the
     /// source, the options and NVRTC's version. The order of `defines` is part of the key.
     ///
+    /// CUDA's headers (`<cuda_fp16.h>`, CUB, cooperative groups) are found without asking, and
+    /// the code is C++17; [`CudaHandles::compile_program`] adds headers and options.
+    ///
     /// Defines reach NVRTC's built-in headers too: a one-letter name such as `T` turns their
     /// `template <typename T>` into nonsense, so give defines distinctive names (`VALUE_T`).
     pub fn compile(&self, source: &str, defines: &[(&str, String)]) -> Result<Arc<CudaModule>> {
-        load_module(&self.context, source, defines, &[]).map(|(module, _)| module)
+        load_module(&self.context, &Program::new(source), defines, &[]).map(|(module, _)| module)
     }
 
     /// [`CudaHandles::compile`], finding kernels by C++ name: each of `names` is an NVRTC name
@@ -58,7 +62,18 @@ impl CudaHandles {
         defines: &[(&str, String)],
         names: &[&str],
     ) -> Result<(Arc<CudaModule>, LoweredNames)> {
-        load_module(&self.context, source, defines, names)
+        self.compile_program(&Program::new(source), defines, names)
+    }
+
+    /// [`CudaHandles::compile_named`] for a [`Program`]: a source with the headers it includes
+    /// by name, include directories and compiler options, all part of the cache key.
+    pub fn compile_program(
+        &self,
+        program: &Program,
+        defines: &[(&str, String)],
+        names: &[&str],
+    ) -> Result<(Arc<CudaModule>, LoweredNames)> {
+        load_module(&self.context, program, defines, names)
             .map(|(module, image)| (module, image.names.clone()))
     }
 }

@@ -24,11 +24,13 @@
 mod device;
 mod errors;
 mod handles;
+pub mod include;
 mod limits;
 mod mapped;
 mod module;
 mod nvrtc;
 mod precompile;
+mod program;
 mod quiet;
 mod timing;
 
@@ -38,7 +40,10 @@ pub use errors::driver_error;
 pub use handles::{CudaHandles, LoweredNames};
 pub use limits::{check_launch, LaunchLimits};
 pub use nvrtc::{compiles_for, lowered_names};
-pub use precompile::{finish_compilations, precompile_once, Precompile, PrecompileSummary};
+pub use precompile::{
+    finish_compilations, precompile_once, CompileJob, Precompile, PrecompileSummary,
+};
+pub use program::{Program, DEFAULT_STD};
 pub use timing::{CudaBackend, DEFAULT_BLOCKING_TIMEOUT};
 
 pub(crate) use device::current_arch;

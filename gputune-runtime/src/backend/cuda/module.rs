@@ -9,7 +9,9 @@ use cudarc::nvrtc::Ptx;
 
 use super::device::device_cc;
 use super::errors::device_error;
-use super::nvrtc::{compile_for, nvrtc_options, nvrtc_version, Target};
+use super::include::cuda_includes;
+use super::nvrtc::{compile_for, nvrtc_version, Target};
+use super::program::Program;
 use crate::backend::kernel_cache::{DiskCache, Image, Key, Memo, Origin, KERNEL_CACHE_ENV};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -29,26 +31,27 @@ fn disk_cache() -> Option<&'static DiskCache> {
     DISK.get_or_init(DiskCache::from_env).as_ref()
 }
 
-/// The cache key of compiling `source` with `defines` for compute capability `cc`: the
-/// options of the first target tried (the device's own `sm_XY`) stand for the device.
+/// The cache key of compiling `program` with `defines` for compute capability `cc`: the
+/// options of the first target tried (the device's own `sm_XY`) stand for the device, and the
+/// headers' contents are part of it (the include directories by path only).
 pub(super) fn image_key(
-    source: &str,
+    program: &Program,
     defines: &[(&str, String)],
     names: &[&str],
     cc: i32,
     version: (i32, i32),
 ) -> Key {
     let arch = u32::try_from(cc).unwrap_or(0);
-    let mut options = nvrtc_options(defines, &Target::Cubin(arch));
+    let mut options = program.nvrtc_options(defines, &Target::Cubin(arch), cuda_includes());
     // The name expressions change what an entry holds (its lowered names), not the code.
     options.extend(names.iter().map(|n| format!("name-expression {n}")));
-    Key::new(source, &options, version)
+    Key::with_headers(program.source(), program.headers(), &options, version)
 }
 
 /// The image for `key` from the caches, else compiled (and stored on disk).
 pub(super) fn cached_image(
     key: Key,
-    source: &str,
+    program: &Program,
     (defines, names): (&[(&str, String)], &[&str]),
     cc: i32,
 ) -> (std::result::Result<Arc<Image>, CompileFailed>, Origin) {
@@ -56,7 +59,7 @@ pub(super) fn cached_image(
         key,
         disk_cache(),
         || {
-            compile_for(source, defines, names, cc).map_err(|e| {
+            compile_for(program, defines, names, cc).map_err(|e| {
                 let kind = e.kind();
                 match e {
                     Error::Device(message) | Error::Compile(message) => (kind, message),
@@ -86,7 +89,7 @@ pub(crate) type Loaded = (Arc<CudaModule>, Arc<Image>);
 /// [`CudaHandles::compile`] for any context, with the name expressions `names`.
 pub(crate) fn load_module(
     context: &Arc<CudaContext>,
-    source: &str,
+    program: &Program,
     defines: &[(&str, String)],
     names: &[&str],
 ) -> Result<Loaded> {
@@ -96,14 +99,14 @@ pub(crate) fn load_module(
     static MODULES: OnceLock<Modules> = OnceLock::new();
 
     let cc = device_cc(context)?;
-    let key = image_key(source, defines, names, cc, nvrtc_version()?);
+    let key = image_key(program, defines, names, cc, nvrtc_version()?);
     let modules = MODULES.get_or_init(Modules::default);
     let id = (context.cu_ctx() as usize, key);
     // A poisoned lock only means a thread panicked while inserting; the map is whole.
     if let Some(m) = modules.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
         return Ok(m.clone());
     }
-    let image = cached_image(key, source, (defines, names), cc)
+    let image = cached_image(key, program, (defines, names), cc)
         .0
         .map_err(|(kind, message)| match kind {
             // NVRTC rejected the source: the variant does not build.
@@ -130,15 +133,15 @@ mod tests {
 
     #[test]
     fn the_image_key_covers_defines_their_order_the_device_and_nvrtc() {
-        let src = "extern \"C\" __global__ void k() {}";
+        let src = &Program::new("extern \"C\" __global__ void k() {}");
         let d = |ipt: &str, tpb: &str| vec![("IPT", ipt.to_string()), ("TPB", tpb.to_string())];
         let key = image_key(src, &d("4", "256"), &[], 90, (13, 0));
         assert_eq!(key, image_key(src, &d("4", "256"), &[], 90, (13, 0)));
         assert_eq!(
             key,
             Key::new(
-                src,
-                &nvrtc_options(&d("4", "256"), &Target::Cubin(90)),
+                src.source(),
+                &src.nvrtc_options(&d("4", "256"), &Target::Cubin(90), cuda_includes()),
                 (13, 0)
             )
         );
@@ -148,7 +151,7 @@ mod tests {
             image_key(src, &d("4", "256"), &[], 100, (13, 0)),
             image_key(src, &d("4", "256"), &[], 90, (13, 1)),
             image_key(
-                "extern \"C\" __global__ void j() {}",
+                &Program::new("extern \"C\" __global__ void j() {}"),
                 &d("4", "256"),
                 &[],
                 90,
@@ -165,5 +168,31 @@ mod tests {
             assert_ne!(other, key);
         }
         assert_ne!(image_key(src, &d("4", "256"), &["k"], 90, (13, 0)), key);
+    }
+
+    #[test]
+    fn header_contents_and_options_are_part_of_the_key() {
+        let src = "#include \"h.cuh\"\nextern \"C\" __global__ void k() { f(); }";
+        let key = |p: &Program| image_key(p, &[], &[], 90, (13, 0));
+        let with = |h: &str| Program::new(src).header("h.cuh", h);
+        let base = key(&with("__device__ void f() {}"));
+        assert_eq!(base, key(&with("__device__ void f() {}")));
+        assert_ne!(base, key(&with("__device__ void f() { }")), "contents");
+        assert_ne!(
+            base,
+            key(&Program::new(src).header("g.cuh", "__device__ void f() {}")),
+            "name"
+        );
+        assert_ne!(base, key(&Program::new(src)), "no header");
+        assert_ne!(
+            base,
+            key(&with("__device__ void f() {}").option("--use_fast_math")),
+            "options"
+        );
+        assert_ne!(
+            base,
+            key(&with("__device__ void f() {}").option("-std=c++20")),
+            "dialect"
+        );
     }
 }

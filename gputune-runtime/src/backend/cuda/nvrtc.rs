@@ -6,6 +6,8 @@ use std::sync::OnceLock;
 
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
 
+use super::include::{cuda_includes, explain_missing, missing_headers};
+use super::program::Program;
 use super::quiet::quietly;
 use crate::backend::kernel_cache::Image;
 use crate::error::{Error, Result};
@@ -40,7 +42,7 @@ pub(super) fn nvrtc_version() -> Result<(i32, i32)> {
 
 /// Initialises NVRTC on the calling thread.
 pub(super) fn init_on_this_thread() {
-    let _ = quietly(|| nvrtc::create_program(c"", None).map(Program));
+    let _ = quietly(|| nvrtc::create_program(c"", None).map(Nvrtc));
 }
 
 /// Where NVRTC is asked to compile to, in the order tried.
@@ -53,7 +55,8 @@ pub(super) enum Target {
 }
 
 impl Target {
-    fn option(&self) -> String {
+    /// NVRTC's architecture option for it.
+    pub(super) fn option(&self) -> String {
         match self {
             Target::Cubin(arch) => format!("--gpu-architecture=sm_{arch}"),
             Target::Ptx(arch) => format!("--gpu-architecture=compute_{arch}"),
@@ -71,19 +74,9 @@ enum CompileFailure {
     Final(String),
 }
 
-/// The NVRTC option list for one target.
-pub(super) fn nvrtc_options(defines: &[(&str, String)], target: &Target) -> Vec<String> {
-    let mut options = vec![target.option()];
-    options.extend(
-        defines
-            .iter()
-            .map(|(name, value)| format!("-D{name}={value}")),
-    );
-    options
-}
-
-/// Whether `source` compiles under NVRTC with `defines` for compute capability `cc`
-/// (`major * 10 + minor`), without a GPU: what kernel crates unit-test their sources with.
+/// Whether `program` (a source, or a [`Program`] with headers and options) compiles under
+/// NVRTC with `defines` for compute capability `cc` (`major * 10 + minor`), without a GPU:
+/// what kernel crates unit-test their sources with.
 ///
 /// `Ok(false)` when NVRTC cannot be loaded (nothing to compile with); a rejected source is an
 /// [`Error::Compile`] with NVRTC's log.
@@ -96,8 +89,12 @@ pub(super) fn nvrtc_options(defines: &[(&str, String)], target: &Target) -> Vec<
 /// # Ok(())
 /// # }
 /// ```
-pub fn compiles_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result<bool> {
-    match compile_for(source, defines, &[], cc) {
+pub fn compiles_for(
+    program: impl Into<Program>,
+    defines: &[(&str, String)],
+    cc: i32,
+) -> Result<bool> {
+    match compile_for(&program.into(), defines, &[], cc) {
         Ok(_) => Ok(true),
         Err(Error::Device(m)) if m == NO_NVRTC => Ok(false),
         Err(e) => Err(e),
@@ -105,33 +102,32 @@ pub fn compiles_for(source: &str, defines: &[(&str, String)], cc: i32) -> Result
 }
 
 /// The lowered (mangled) name NVRTC gives each of `names` (C++ name expressions such as
-/// `scale` or `scale<float>`) when `source` compiles for `cc`; `Ok(None)` without NVRTC.
+/// `scale` or `scale<float>`) when `program` compiles for `cc`; `Ok(None)` without NVRTC.
 /// What [`Kernel`](crate::kernel::Kernel) loads a C++-named kernel by.
 pub fn lowered_names(
-    source: &str,
+    program: impl Into<Program>,
     defines: &[(&str, String)],
     names: &[&str],
     cc: i32,
 ) -> Result<Option<Vec<(String, String)>>> {
-    match compile_for(source, defines, names, cc) {
+    match compile_for(&program.into(), defines, names, cc) {
         Ok(image) => Ok(Some(image.names)),
         Err(Error::Device(m)) if m == NO_NVRTC => Ok(None),
         Err(e) => Err(e),
     }
 }
 
-/// Compiles `source` for compute capability `cc` (`major * 10 + minor`), with the lowered
+/// Compiles `program` for compute capability `cc` (`major * 10 + minor`), with the lowered
 /// names of the C++ name expressions `names` (kernels found without `extern "C"`).
 pub(crate) fn compile_for(
-    source: &str,
+    program: &Program,
     defines: &[(&str, String)],
     names: &[&str],
     cc: i32,
 ) -> Result<Image> {
     let cc =
         u32::try_from(cc).map_err(|_| Error::Device(format!("invalid compute capability {cc}")))?;
-    let src = CString::new(source)
-        .map_err(|_| Error::Device("the kernel source contains a NUL byte".into()))?;
+    let sources = Sources::of(program)?;
     if let Some((name, value)) = defines
         .iter()
         .find(|(n, v)| n.contains('\0') || v.contains('\0'))
@@ -147,21 +143,32 @@ pub(crate) fn compile_for(
                 .map_err(|_| Error::Device(format!("the kernel name {n:?} contains a NUL byte")))
         })
         .collect::<Result<_>>()?;
-    // SAFETY: only tries to dlopen the candidate library names; nothing is called.
-    if !unsafe { nvrtc_sys::is_culib_present() } {
-        return Err(Error::Device(NO_NVRTC.into()));
-    }
+    nvrtc_version()?;
+    let cuda = cuda_includes();
     let mut targets = vec![Target::Cubin(cc), Target::Ptx(cc)];
     let mut rejected = Vec::new();
     let mut i = 0;
     while i < targets.len() {
         let target = targets[i].clone();
-        let options = nvrtc_options(defines, &target);
-        let attempt = quietly(|| compile_once(&src, &options, &names, &target))
+        let options = program.nvrtc_options(defines, &target, cuda);
+        let attempt = quietly(|| compile_once(&sources, &options, &names, &target))
             .unwrap_or_else(|panic| Err(CompileFailure::Final(format!("NVRTC failed: {panic}"))));
         match attempt {
             Ok(image) => return Ok(image),
-            Err(CompileFailure::Source(message)) => return Err(Error::Compile(message)),
+            Err(CompileFailure::Source(mut message)) => {
+                let missing = missing_headers(&message);
+                if !missing.is_empty() {
+                    let embedded: Vec<&str> =
+                        program.headers().iter().map(|(n, _)| n.as_str()).collect();
+                    message.push_str(&explain_missing(
+                        &missing,
+                        &program.all_include_dirs(cuda),
+                        &embedded,
+                        cuda,
+                    ));
+                }
+                return Err(Error::Compile(message));
+            }
             Err(CompileFailure::Final(message)) => return Err(Error::Device(message)),
             Err(CompileFailure::ArchRejected(log)) => {
                 rejected.push(format!("{} ({log})", target.option()));
@@ -190,25 +197,77 @@ pub(crate) fn compile_for(
 }
 
 /// An NVRTC program, destroyed on drop.
-struct Program(nvrtc_sys::nvrtcProgram);
+struct Nvrtc(nvrtc_sys::nvrtcProgram);
 
-impl Drop for Program {
+impl Drop for Nvrtc {
     fn drop(&mut self) {
         // SAFETY: created by `create_program` and destroyed only here.
         let _ = unsafe { nvrtc::destroy_program(self.0) };
     }
 }
 
+/// A program's source, file name and headers as the C strings NVRTC takes.
+struct Sources {
+    source: CString,
+    name: CString,
+    /// `(include name, contents)`.
+    headers: Vec<(CString, CString)>,
+}
+
+impl Sources {
+    fn of(program: &Program) -> Result<Sources> {
+        let c = |what: &str, text: &str| {
+            CString::new(text).map_err(|_| Error::Device(format!("{what} contains a NUL byte")))
+        };
+        Ok(Sources {
+            source: c("the kernel source", program.source())?,
+            name: c("the kernel's file name", program.name())?,
+            headers: program
+                .headers()
+                .iter()
+                .map(|(name, contents)| {
+                    Ok((
+                        c(&format!("the header name {name:?}"), name)?,
+                        c(&format!("the header {name:?}"), contents)?,
+                    ))
+                })
+                .collect::<Result<_>>()?,
+        })
+    }
+}
+
+/// `nvrtcCreateProgram` with the headers handed over by name.
+fn create_program(sources: &Sources) -> std::result::Result<Nvrtc, CompileFailure> {
+    let contents: Vec<*const c_char> = sources.headers.iter().map(|(_, c)| c.as_ptr()).collect();
+    let names: Vec<*const c_char> = sources.headers.iter().map(|(n, _)| n.as_ptr()).collect();
+    let count = i32::try_from(contents.len())
+        .map_err(|_| CompileFailure::Final("too many headers for NVRTC".into()))?;
+    let mut program = std::mem::MaybeUninit::uninit();
+    // SAFETY: every pointer is a live NUL-terminated string (owned by `sources`, which
+    // outlives the call; NVRTC copies them), and both arrays hold `count` entries.
+    unsafe {
+        nvrtc_sys::nvrtcCreateProgram(
+            program.as_mut_ptr(),
+            sources.source.as_ptr(),
+            sources.name.as_ptr(),
+            count,
+            contents.as_ptr(),
+            names.as_ptr(),
+        )
+    }
+    .result()
+    .map_err(|e| CompileFailure::Final(format!("NVRTC cannot create a program: {e}")))?;
+    // SAFETY: nvrtcCreateProgram succeeded, so it wrote the handle.
+    Ok(Nvrtc(unsafe { program.assume_init() }))
+}
+
 fn compile_once(
-    src: &CStr,
+    sources: &Sources,
     options: &[String],
     names: &[CString],
     target: &Target,
 ) -> std::result::Result<Image, CompileFailure> {
-    let program = Program(
-        nvrtc::create_program(src, Some(c"gputune_kernel.cu"))
-            .map_err(|e| CompileFailure::Final(format!("NVRTC cannot create a program: {e}")))?,
-    );
+    let program = create_program(sources)?;
     for name in names {
         // SAFETY: `program` is live and `name` NUL-terminated.
         unsafe { nvrtc_sys::nvrtcAddNameExpression(program.0, name.as_ptr()) }
@@ -284,7 +343,7 @@ fn compile_once(
     }
 }
 
-fn program_log(program: &Program) -> String {
+fn program_log(program: &Nvrtc) -> String {
     // SAFETY: `program` is live.
     match unsafe { nvrtc::get_program_log(program.0) } {
         Ok(log) => c_chars_to_string(&log).trim().to_owned(),
@@ -325,26 +384,18 @@ mod tests {
     use crate::error::ErrorKind;
 
     #[test]
-    fn nvrtc_options_put_the_architecture_first_then_defines() {
-        let defines = [("IPT", "4".to_string()), ("TPB", "256".to_string())];
-        assert_eq!(
-            nvrtc_options(&defines, &Target::Cubin(90)),
-            ["--gpu-architecture=sm_90", "-DIPT=4", "-DTPB=256"]
-        );
-        assert_eq!(
-            nvrtc_options(&[], &Target::Ptx(100)),
-            ["--gpu-architecture=compute_100"]
-        );
-    }
-
-    #[test]
     fn compiling_without_nvrtc_is_an_error_not_a_panic() {
         // SAFETY: only tries to dlopen.
         if unsafe { nvrtc_sys::is_culib_present() } {
             crate::test_skipped("checks the path without NVRTC, and NVRTC is installed here");
             return;
         }
-        match compile_for("extern \"C\" __global__ void k() {}", &[], &[], 90) {
+        match compile_for(
+            &Program::new("extern \"C\" __global__ void k() {}"),
+            &[],
+            &[],
+            90,
+        ) {
             Err(Error::Device(msg)) => assert!(msg.contains("NVRTC"), "{msg}"),
             Err(other) => panic!("expected a device error, got {other:?}"),
             Ok(_) => panic!("compiled without NVRTC"),
@@ -360,7 +411,7 @@ mod tests {
             return;
         }
         let source = "#if BROKEN\n#error \"injected\"\n#endif\nextern \"C\" __global__ void k() {}";
-        match compile_for(source, &[("BROKEN", "1".into())], &[], 90) {
+        match compile_for(&source.into(), &[("BROKEN", "1".into())], &[], 90) {
             Err(e @ Error::Compile(_)) => {
                 assert_eq!(e.kind(), ErrorKind::Compile);
                 let msg = e.to_string();
@@ -371,7 +422,7 @@ mod tests {
             }
             other => panic!("expected a compile error, got {other:?}"),
         }
-        assert!(compile_for(source, &[("BROKEN", "0".into())], &[], 90).is_ok());
+        assert!(compile_for(&source.into(), &[("BROKEN", "0".into())], &[], 90).is_ok());
     }
 
     #[test]

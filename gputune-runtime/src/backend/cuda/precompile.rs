@@ -2,15 +2,22 @@
 //! the process waits for it before it exits.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::device::device_cc;
 use super::handles::CudaHandles;
 use super::module::{cached_image, image_key};
 use super::nvrtc::{init_on_this_thread, nvrtc_version};
+use super::program::Program;
 use crate::backend::kernel_cache::{Key, Origin};
 use crate::error::{Error, Result};
+
+/// One compilation for [`CudaHandles::precompile_programs`]: a program and its defines.
+pub type CompileJob<'a> = (Program, Vec<(&'a str, String)>);
+
+/// A job as the compile threads own it, with its cache key.
+type OwnedJob = (Key, Program, Vec<(String, String)>);
 
 impl CudaHandles {
     /// Starts compiling `source` once per define set on the CPU's cores, in the background,
@@ -55,19 +62,37 @@ impl CudaHandles {
         define_sets: &[Vec<(&str, String)>],
         names: &[&str],
     ) -> Result<Precompile> {
+        let program = Program::new(source);
+        let jobs: Vec<CompileJob<'_>> = define_sets
+            .iter()
+            .map(|defines| (program.clone(), defines.clone()))
+            .collect();
+        self.precompile_programs(&jobs, names)
+    }
+
+    /// [`CudaHandles::precompile_named`] for programs with headers and options: each job is
+    /// a program (its options may differ per variant) and its defines.
+    pub fn precompile_programs(
+        &self,
+        jobs: &[CompileJob<'_>],
+        names: &[&str],
+    ) -> Result<Precompile> {
         let cc = device_cc(&self.context)?;
         let version = nvrtc_version()?;
-        let jobs: Vec<(Key, Vec<(String, String)>)> = define_sets
+        let jobs: Vec<OwnedJob> = jobs
             .iter()
-            .map(|defines| {
+            .map(|(program, defines)| {
                 let owned = defines
                     .iter()
                     .map(|(n, v)| ((*n).to_string(), v.clone()))
                     .collect();
-                (image_key(source, defines, names, cc, version), owned)
+                (
+                    image_key(program, defines, names, cc, version),
+                    program.clone(),
+                    owned,
+                )
             })
             .collect();
-        let source: Arc<str> = Arc::from(source);
         let names: Vec<String> = names.iter().map(|n| (*n).to_string()).collect();
         let threads = std::thread::available_parallelism()
             .map_or(1, usize::from)
@@ -91,7 +116,7 @@ impl CudaHandles {
                                 break;
                             }
                             let i = next.fetch_add(1, Ordering::Relaxed);
-                            let Some((key, defines)) = jobs.get(i) else {
+                            let Some((key, program, defines)) = jobs.get(i) else {
                                 break;
                             };
                             let defines: Vec<(&str, String)> = defines
@@ -100,7 +125,7 @@ impl CudaHandles {
                                 .collect();
                             let names: Vec<&str> = names.iter().map(String::as_str).collect();
                             let (result, origin) =
-                                cached_image(*key, &source, (&defines, &names), cc);
+                                cached_image(*key, program, (&defines, &names), cc);
                             let mut summary = summary.lock().unwrap_or_else(|e| e.into_inner());
                             match (result, origin) {
                                 (Err((_, message)), _) => summary.failed.push(message),

@@ -5,6 +5,14 @@
 //! whose [`check`](Compiled::check) refuses a launch the kernel cannot take (recorded
 //! `invalid`, not `launch_failed`).
 //!
+//! A kernel compiles as nvcc compiles device code: CUDA's headers (`<cuda_bf16.h>`, CUB,
+//! cooperative groups) are found without asking and the dialect is C++17. A kernel kept in a
+//! `.cu` file of the crate is best declared with `gputune_macros::kernel!("src/sum.cu",
+//! "sum")`, which embeds the file and every header of the crate it includes with
+//! `#include "…"`, so the bench binary needs no source tree. Compiler options may be fixed
+//! ([`Kernel::options`]) or tuning parameters ([`Kernel::option_params`]); what each variant
+//! compiled to (registers, local memory) is recorded with its results.
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //!
@@ -43,13 +51,21 @@
 //! }
 //! ```
 
+mod options;
+
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig};
+use cudarc::driver::{
+    sys::CUfunction_attribute as Attribute, CudaFunction, CudaStream, LaunchConfig,
+};
+use gputune_protocol::KernelRecord;
 
-use crate::backend::cuda::{CudaHandles, LaunchLimits};
+use crate::backend::cuda::{driver_error, CompileJob, CudaHandles, LaunchLimits, Program};
 use crate::error::{Error, Result};
 use crate::tuned::{self, Variant};
+
+pub use options::OptionRule;
 
 /// A Rust element type and the name CUDA C++ gives it, for an element-type define
 /// (`SCALE.get(TUNED, stream, &[("VALUE_T", T::CUDA_NAME)])`).
@@ -92,6 +108,16 @@ pub type Tuned = (
 pub struct Kernel {
     source: &'static str,
     name: &'static str,
+    /// The source's file name in NVRTC's messages (empty: NVRTC's default for gputune).
+    file_name: &'static str,
+    /// Headers handed to NVRTC by include name: `(name, contents)`.
+    headers: &'static [(&'static str, &'static str)],
+    /// Include directories searched before CUDA's.
+    include_dirs: &'static [&'static str],
+    /// Compiler options of every variant.
+    options: &'static [&'static str],
+    /// Tuning parameters that are compiler options too: declared name and rule.
+    option_params: &'static [(&'static str, OptionRule)],
     renames: &'static [(&'static str, &'static str)],
     /// Every kernel of the source that handles use ([`Kernel::module_names`]): the name
     /// expressions it is compiled with, the same for all of them so that they share one
@@ -115,17 +141,26 @@ struct Entry {
     variant: usize,
     extra: Defines,
     kernel: Compiled,
+    /// The state epoch it was last noted in ([`crate::launched`]).
+    seen: AtomicU64,
 }
 
 /// A kernel compiled for one variant on one context, with the limits its launches must
-/// respect.
+/// respect and what it compiled to.
 #[derive(Debug, Clone)]
 pub struct Compiled {
     function: CudaFunction,
     limits: LaunchLimits,
+    record: Arc<KernelRecord>,
 }
 
 impl Compiled {
+    /// What it compiled to: registers per thread, local memory per thread, static shared
+    /// memory per block, and the compiler options of its variant.
+    pub fn record(&self) -> &KernelRecord {
+        &self.record
+    }
+
     /// The function, for `stream.launch_builder`.
     pub fn function(&self) -> &CudaFunction {
         &self.function
@@ -166,11 +201,53 @@ impl Kernel {
         Kernel {
             source,
             name,
+            file_name: "",
+            headers: &[],
+            include_dirs: &[],
+            options: &[],
+            option_params: &[],
             renames: &[],
             module_names: &[],
             compiled: Mutex::new(Vec::new()),
             prepared: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Names the source in NVRTC's messages (`sum.cu`); `kernel!` gives the file's name.
+    pub const fn file_name(mut self, name: &'static str) -> Kernel {
+        self.file_name = name;
+        self
+    }
+
+    /// Hands NVRTC these headers by include name (`("my_utils.cuh", contents)`), so that
+    /// `#include "my_utils.cuh"` needs no file at run time; `kernel!` finds and embeds them.
+    /// Their contents are part of the kernel cache's key.
+    pub const fn headers(mut self, headers: &'static [(&'static str, &'static str)]) -> Kernel {
+        self.headers = headers;
+        self
+    }
+
+    /// Include directories (`-I`) searched before CUDA's: headers outside the crate and
+    /// outside CUDA. They must exist where the bench runs; the cache keys them by path.
+    pub const fn include_dirs(mut self, dirs: &'static [&'static str]) -> Kernel {
+        self.include_dirs = dirs;
+        self
+    }
+
+    /// Compiler options of every variant, as NVRTC takes them: `--use_fast_math`,
+    /// `-lineinfo`, `-std=c++20` (which replaces the default C++17).
+    pub const fn options(mut self, options: &'static [&'static str]) -> Kernel {
+        self.options = options;
+        self
+    }
+
+    /// Tuning parameters that are compiler options: each declared name and the rule that
+    /// makes its value an option, e.g. for `#[tune(maxrreg = [0, 32, 64], fast_math =
+    /// [false, true], …)]`, `&[("maxrreg", OptionRule::MaxRegisters), ("fast_math",
+    /// OptionRule::Flag("--use_fast_math"))]`. The parameters stay defines too.
+    pub const fn option_params(mut self, params: &'static [(&'static str, OptionRule)]) -> Kernel {
+        self.option_params = params;
+        self
     }
 
     /// Passes the parameters named in `renames` (declared name → macro name) under another
@@ -196,6 +273,65 @@ impl Kernel {
         } else {
             self.module_names
         }
+    }
+
+    /// The program of a variant whose parameters have the declared names and values
+    /// `values` (as a label writes them): the source, headers, include directories, the
+    /// options of every variant, then those [`Kernel::option_params`] make of its values.
+    pub fn program<'a>(
+        &self,
+        values: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Program> {
+        let mut program = Program::new(self.source);
+        if !self.file_name.is_empty() {
+            program = program.file_name(self.file_name);
+        }
+        for (name, contents) in self.headers {
+            program = program.header(name, contents);
+        }
+        for dir in self.include_dirs {
+            program = program.include_dir(dir);
+        }
+        for option in self.options {
+            program = program.option(*option);
+        }
+        if self.option_params.is_empty() {
+            return Ok(program);
+        }
+        for (name, value) in values {
+            if let Some((_, rule)) = self.option_params.iter().find(|(n, _)| *n == name) {
+                if let Some(option) = rule.option(value)? {
+                    program = program.option(option);
+                }
+            }
+        }
+        Ok(program)
+    }
+
+    /// [`Kernel::program`] of the variant `tuned` is.
+    fn variant_program(&self, tuned: Tuned) -> Result<Program> {
+        self.program(tuned.1.iter().map(|(n, _, v, _)| (*n, *v)))
+    }
+
+    /// Whether the variant `label` of a function whose parameters and base values are
+    /// `params` (its `NAME_PARAMS`) compiles for compute capability `cc` with `extra`
+    /// defines, without a GPU: headers, options and option parameters included. `Ok(false)`
+    /// where NVRTC cannot be loaded; a rejected source is [`Error::Compile`] with the log.
+    pub fn compiles_for(
+        &self,
+        params: &'static [(&'static str, &'static str)],
+        label: &str,
+        extra: &[(&str, &str)],
+        cc: i32,
+    ) -> Result<bool> {
+        let variant = Variant::parse(label, params)?;
+        let program = self.program(variant.values.iter().map(|(n, v)| (*n, v.as_str())))?;
+        let defines = self.label_defines(params, label, extra)?;
+        let defines: Vec<(&str, String)> = defines
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.clone()))
+            .collect();
+        crate::backend::cuda::compiles_for(program, &defines, cc)
     }
 
     /// The defines of one variant: `extra` first, then each parameter under its macro name.
@@ -245,6 +381,23 @@ impl Kernel {
     where
         'static: 'a,
     {
+        Ok(self
+            .planned(tuned, extra)?
+            .into_iter()
+            .map(|(_, defines)| defines)
+            .collect())
+    }
+
+    /// Each planned variant's parameter values (as labels write them) and defines.
+    #[allow(clippy::type_complexity)]
+    fn planned<'a>(
+        &self,
+        tuned: Tuned,
+        extra: &[(&'a str, &str)],
+    ) -> Result<Vec<(Vec<(&'static str, String)>, Vec<(&'a str, String)>)>>
+    where
+        'static: 'a,
+    {
         let names: Vec<(&'static str, &'static str)> =
             tuned.1.iter().map(|(n, _, _, base)| (*n, *base)).collect();
         tuned::to_prepare(tuned.0)
@@ -254,17 +407,9 @@ impl Kernel {
                 let params = tuned
                     .1
                     .iter()
-                    .zip(variant.values)
-                    .map(|((n, c, _, _), (_, v))| {
-                        // Labels write booleans as Rust does; defines as C does.
-                        let value = match v.as_str() {
-                            "true" => "1".to_string(),
-                            "false" => "0".to_string(),
-                            _ => v,
-                        };
-                        (*n, *c, value)
-                    });
-                Ok(self.defines(params, extra))
+                    .zip(&variant.values)
+                    .map(|((n, c, _, _), (_, v))| (*n, *c, c_value(v.clone())));
+                Ok((variant.values.clone(), self.defines(params, extra)))
             })
             .collect()
     }
@@ -314,6 +459,7 @@ impl Kernel {
             .iter()
             .find(|e| e.context == context && e.variant == variant && same_extra(&e.extra))
         {
+            crate::launched::note(&e.seen, &e.kernel.record);
             return Ok(e.kernel.clone());
         }
         let handles = CudaHandles {
@@ -322,8 +468,9 @@ impl Kernel {
         };
         self.prepare(tuned, &handles, extra)?;
         let defines = self.variant_defines(tuned, extra);
+        let program = self.variant_program(tuned)?;
         let (module, lowered) = crate::timeline::timed(crate::timeline::Part::CompileWait, || {
-            handles.compile_named(self.source, &defines, self.names())
+            handles.compile_program(&program, &defines, self.names())
         })?;
         let symbol = lowered
             .iter()
@@ -337,9 +484,10 @@ impl Kernel {
         })?;
         let kernel = Compiled {
             limits: LaunchLimits::of(&function)?,
+            record: Arc::new(compiled_to(&function, self.name, &program)?),
             function,
         };
-        lock(&self.compiled).push(Entry {
+        let entry = Entry {
             context,
             variant,
             extra: extra
@@ -347,7 +495,10 @@ impl Kernel {
                 .map(|(n, v)| ((*n).to_string(), (*v).to_string()))
                 .collect(),
             kernel: kernel.clone(),
-        });
+            seen: AtomicU64::new(0),
+        };
+        crate::launched::note(&entry.seen, &kernel.record);
+        lock(&self.compiled).push(entry);
         Ok(kernel)
     }
 
@@ -369,14 +520,60 @@ impl Kernel {
             }
             prepared.push((context, key, plan));
         }
-        let sets = self.planned_defines(tuned, extra)?;
-        if !sets.is_empty() {
-            // Each set's errors come back from its own `compile`; dropping the handle leaves
+        let jobs = self.planned_jobs(tuned, extra)?;
+        if !jobs.is_empty() {
+            // Each job's errors come back from its own `compile`; dropping the handle leaves
             // the work going on.
-            let _background = handles.precompile_named(self.source, &sets, self.names())?;
+            let _background = handles.precompile_programs(&jobs, self.names())?;
         }
         Ok(())
     }
+
+    /// The program and defines of every planned variant, in the order they run. A variant
+    /// whose option parameters make no option is left to fail when it runs.
+    fn planned_jobs<'a>(
+        &self,
+        tuned: Tuned,
+        extra: &[(&'a str, &str)],
+    ) -> Result<Vec<CompileJob<'a>>>
+    where
+        'static: 'a,
+    {
+        let mut jobs = Vec::new();
+        // One program per distinct set of options: the source is copied once per set.
+        let mut programs: Vec<Program> = Vec::new();
+        for (values, defines) in self.planned(tuned, extra)? {
+            let Ok(program) = self.program(values.iter().map(|(n, v)| (*n, v.as_str()))) else {
+                continue;
+            };
+            let program = match programs.iter().find(|p| **p == program) {
+                Some(known) => known.clone(),
+                None => {
+                    programs.push(program.clone());
+                    program
+                }
+            };
+            jobs.push((program, defines));
+        }
+        Ok(jobs)
+    }
+}
+
+/// What `function` (the kernel `name` of `program`) compiled to, from the driver.
+fn compiled_to(function: &CudaFunction, name: &str, program: &Program) -> Result<KernelRecord> {
+    let attribute = |a: Attribute| {
+        function
+            .get_attribute(a)
+            .map(|v| u32::try_from(v).unwrap_or(0))
+            .map_err(|e| driver_error("reading what the kernel compiled to", e))
+    };
+    Ok(KernelRecord {
+        name: name.to_string(),
+        registers: attribute(Attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+        local_bytes: attribute(Attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+        shared_bytes: attribute(Attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+        options: program.code_options(),
+    })
 }
 
 #[cfg(test)]
