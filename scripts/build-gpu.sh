@@ -21,13 +21,20 @@
 # - conv: .gpu/conv-bundle, the 2-D convolution's space (268 points) at 4096², default settings:
 #   the kernel written after the defaults were settled, for gpu-vs-kt.sh conv.
 # - conv-test: .gpu/conv-gpu-test, the convolution's GPU test (run it there as it is).
+# - rowsum: .gpu/rowsum-bundle, the CUB row sums' space (54 points: block size, items per
+#   thread, CUB's load and reduction algorithms) at 2^14 rows of 8192 f32, default settings, for
+#   gpu-vs-kt.sh rowsum.
+# - gemv: .gpu/gemv-bundle, the half-precision matrix-vector product's space (72 points, a
+#   register limit among them) at 8192 x 8192 bf16, default settings, for gpu-vs-kt.sh gemv.
+# - real-kernels: .gpu/real-kernels-test, the GPU test of kernels that include CUDA's headers,
+#   CUB and an embedded header (issue 32; gpu-real-kernels.sh runs it and the two above).
 # - large-base: .gpu/sgemm-large-base, the large space's bench as production builds it (base).
 # - names: .gpu/cuda-names-test, the test that kernels are found by their C++ names on a GPU
 #   (run it there as it is).
 # - kt: Kernel Tuner 1.5 for gpu-vs-kt.sh (issue 15): its wheels and those of the dependencies
 #   the GPU machine lacks (it has Python 3.12, numpy and CuPy, and no network) in .gpu/whl
-#   (downloaded once), and the kernels' sources (scale, reduce, transpose, sgemm, conv) in
-#   .gpu/kt-src, for kt_tune.py.
+#   (downloaded once), and the kernels' sources (scale, reduce, transpose, sgemm, conv, rowsum,
+#   gemv and the header gemv.cu includes, half_vec.cuh) in .gpu/kt-src, for kt_tune.py.
 # The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune, faults, sgemm,
 # conv and large-base parts.
 set -euo pipefail
@@ -121,6 +128,19 @@ for line in sys.stdin:
     sgemm)
       bundle .gpu/sgemm-bundle -p gputune-example-sgemm-cuda search
       ;;
+    rowsum)
+      bundle .gpu/rowsum-bundle -p gputune-example-cub-rowsum search
+      ;;
+    gemv)
+      # bf16 only: Kernel Tuner's side (kt_tune.py gemv) tunes bf16.
+      bundle .gpu/gemv-bundle -p gputune-example-gemv-half search -a 'T=bf16'
+      ;;
+    real-kernels)
+      # CUDA's headers, CUB, an embedded header and a register limit through the kernel handle
+      # on a GPU (run it there as it is; gpu-real-kernels.sh does).
+      cargo test --release --quiet -p gputune-runtime --features cuda --test real_kernels --no-run \
+        --message-format=json | copy_artifact real_kernels real-kernels-test
+      ;;
     faults)
       # Sample counts, not noise, end each state, so that every state finishes well inside the
       # run limit (1x base's run, at least 2 s) that kills the hanging variants.
@@ -144,10 +164,11 @@ for line in sys.stdin:
       mkdir -p .gpu/kt-src
       cp examples/scale-cuda/src/scale.cu examples/reduce-cuda/src/reduce.cu \
         examples/transpose-cuda/src/transpose.cu examples/sgemm-cuda/src/sgemm.cu \
-        examples/conv-cuda/src/conv.cu .gpu/kt-src/
+        examples/conv-cuda/src/conv.cu examples/cub-rowsum/src/rowsum.cu \
+        examples/gemv-half/src/gemv.cu examples/gemv-half/src/half_vec.cuh .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, conv, conv-test, large-base, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, real-kernels, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac

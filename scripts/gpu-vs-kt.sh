@@ -4,7 +4,7 @@
 # spaces and problem sizes. Run on the GPU machine from the repository root, after
 # `bash scripts/build-gpu.sh scale reduce transpose sgemm kt` on a development machine:
 #
-#   OUT=DIR [RUNS=3] [AGAIN=2] [FULL=1] [FULL_ARGS=…] bash .gpu/gpu-vs-kt.sh [PROBLEM…]
+#   OUT=DIR [RUNS=3] [COLD_RUNS=RUNS] [MODES="cold warm"] [AGAIN=2] [FULL=1] [FULL_ARGS=…] bash .gpu/gpu-vs-kt.sh [PROBLEM…]
 #
 # PROBLEM: scale reduce transpose sgemm conv (default: the first four; conv is the kernel
 # written later, that the defaults were not tuned on). Per problem, RUNS runs of each tool,
@@ -15,6 +15,13 @@
 #   `report --top 1000 --format json` (gputune-R.report.json);
 # - Kernel Tuner: `python3 .gpu/kt_tune.py PROBLEM` (Python's start, imports and data
 #   included) with a fresh, empty CuPy kernel cache (CUPY_CACHE_DIR), writing kt-R.json.
+# That is the cold mode: neither tool has anything compiled. The warm mode (MODES has `warm`)
+# first runs each tool once untimed (warm-up-gputune, warm-up-kt) to fill its compile cache
+# (gputune's $out/kernels-warm, CuPy's $out/cupy-warm), then RUNS timed runs of each with those
+# caches kept (gputune-warm-R into a fresh store each time, kt-warm-R): what a user sees when
+# tuning again after an edit elsewhere, and Kernel Tuner's best case. With both modes, the last
+# cold run is the warm-up (its caches are the warm mode's, emptied before it). COLD_RUNS sets
+# the cold mode's runs apart (Kernel Tuner compiling CUB kernels one at a time takes minutes).
 # Wall times go to $OUT/PROBLEM/times.txt, logs next to them. AGAIN=K adds K more gputune
 # searches (again-1.db …), not timed against Kernel Tuner: with the RUNS ones they are the runs
 # of the tie check (a point identical to base must never read faster or slower than base). With FULL=1, also one reference
@@ -59,29 +66,56 @@ timed() {
   echo "$name exit=$rc wall_s=$(python3 -c "print(f'{$t1 - $t0:.3f}')")" | tee -a "$out/times.txt"
 }
 
-# name, bundle, extra run-bundle arguments…: one search into a fresh $out/name.db with an empty
-# kernel cache, then its JSON report.
+# name, bundle, extra run-bundle arguments…: one search into a fresh $out/name.db, then its
+# JSON report. The kernel cache is $KERNELS when set (kept: the warm mode), else an empty one
+# removed afterwards (the cold mode).
 gputune_search() {
-  local name=$1 bundle=$2
+  local name=$1 bundle=$2 cache=${KERNELS:-$out/kernels-$1}
   shift 2
   rm -f "$out/$name.db" "$out/$name.db-wal" "$out/$name.db-shm" "$out/$name.lock"
-  rm -rf "$out/kernels-$name"
-  timed "$name" "$out/$name.log" env GPUTUNE_KERNEL_CACHE="$out/kernels-$name" \
+  [ -n "${KERNELS:-}" ] || rm -rf "$cache"
+  timed "$name" "$out/$name.log" env GPUTUNE_KERNEL_CACHE="$cache" \
     "$bundle/cargo-gputune" run-bundle "$bundle" "$@" --db "$out/$name.db"
   "$bundle/cargo-gputune" report --db "$out/$name.db" --top 1000 --format json \
     > "$out/$name.report.json" 2> "$out/$name.report.err"
-  rm -rf "$out/kernels-$name"
+  [ -n "${KERNELS:-}" ] || rm -rf "$cache"
 }
 
-# run number: Kernel Tuner with an empty CuPy kernel cache (CuPy keeps compiled kernels on disk
-# across processes; a warm one would spare later runs their compilations).
+# run name: Kernel Tuner with CuPy's kernel cache at $CUPY_WARM when set (kept: the warm mode),
+# else an empty one removed afterwards (CuPy keeps compiled kernels on disk across processes;
+# a warm one spares later runs their compilations).
 kt_search() {
-  local name=kt-$1
-  rm -rf "$out/cupy-$name"
-  timed "$name" "$out/$name.log" env CUPY_CACHE_DIR="$out/cupy-$name" \
+  local name=kt-$1 cache=${CUPY_WARM:-$out/cupy-kt-$1}
+  [ -n "${CUPY_WARM:-}" ] || rm -rf "$cache"
+  timed "$name" "$out/$name.log" env CUPY_CACHE_DIR="$cache" \
     python3 "$here/kt_tune.py" "$problem" --src "$here/kt-src" --json "$out/$name.json"
-  rm -rf "$out/cupy-$name"
+  [ -n "${CUPY_WARM:-}" ] || rm -rf "$cache"
 }
+
+# The runs of one mode: $2 runs of each tool, alternating which goes first; $1 is the run
+# names' infix (empty for cold, `warm-` for warm). When both modes run, the last cold run starts
+# from the warm mode's caches emptied, so it is the warm mode's warm-up (and timed as cold).
+runs_of_mode() {
+  local infix=$1 count=$2 r k c
+  for r in $(seq 1 "$count"); do
+    k=${KERNELS:-} c=${CUPY_WARM:-}
+    if [ -z "$infix" ] && [ "$r" = "$count" ] && [ "$warm" = 1 ]; then
+      rm -rf "$out/kernels-warm" "$out/cupy-warm"
+      k=$out/kernels-warm c=$out/cupy-warm
+    fi
+    if [ $((r % 2)) = 1 ]; then
+      KERNELS=$k gputune_search "gputune-$infix$r" "$bundle"
+      CUPY_WARM=$c kt_search "$infix$r"
+    else
+      CUPY_WARM=$c kt_search "$infix$r"
+      KERNELS=$k gputune_search "gputune-$infix$r" "$bundle"
+    fi
+  done
+}
+modes=${MODES:-cold warm}
+cold=0 warm=0
+case " $modes " in *" cold "*) cold=1 ;; esac
+case " $modes " in *" warm "*) warm=1 ;; esac
 
 for problem in $problems; do
   bundle=$here/$problem-bundle
@@ -92,15 +126,16 @@ for problem in $problems; do
     echo "no bundle $bundle (build-gpu.sh's $problem part): skipping $problem" | tee "$out/errors.txt" >&2
     continue
   fi
-  for r in $(seq 1 "$runs"); do
-    if [ $((r % 2)) = 1 ]; then
-      gputune_search "gputune-$r" "$bundle"
-      kt_search "$r"
-    else
-      kt_search "$r"
-      gputune_search "gputune-$r" "$bundle"
+  [ "$cold" = 0 ] || runs_of_mode "" "${COLD_RUNS:-$runs}"
+  if [ "$warm" = 1 ]; then
+    if [ "$cold" = 0 ]; then
+      rm -rf "$out/kernels-warm" "$out/cupy-warm"
+      KERNELS=$out/kernels-warm gputune_search warm-up-gputune "$bundle"
+      CUPY_WARM=$out/cupy-warm kt_search warm-up
     fi
-  done
+    KERNELS=$out/kernels-warm CUPY_WARM=$out/cupy-warm runs_of_mode warm- "$runs"
+    rm -rf "$out/kernels-warm" "$out/cupy-warm"
+  fi
   for r in $(seq 1 "${AGAIN:-0}"); do
     gputune_search "again-$r" "$bundle"
   done

@@ -4,17 +4,22 @@ gputune's example kernels with Kernel Tuner 1.5 (brute force, CuPy backend, ever
 configuration verified) over the same space, the same source and the same problem size as
 gputune's bundle, and writes what the search cost and found as JSON.
 
-  python3 kt_tune.py PROBLEM --src DIR --json OUT.json      (PROBLEM: scale reduce transpose sgemm conv)
+  python3 kt_tune.py PROBLEM --src DIR --json OUT.json      (PROBLEM: scale reduce transpose sgemm conv rowsum gemv)
   python3 kt_tune.py PROBLEM --check-space [--bundle DIR]   (no GPU, no CuPy: the space's size)
 
---src is a folder holding scale.cu, reduce.cu, transpose.cu, sgemm.cu and conv.cu (build-gpu.sh's kt part
-copies them to .gpu/kt-src); by default the folder kt-src next to this script, else the
-examples of the repository this script is in.
+--src is a folder holding scale.cu, reduce.cu, transpose.cu, sgemm.cu, conv.cu, rowsum.cu, gemv.cu
+and the header gemv.cu includes, half_vec.cuh (build-gpu.sh's kt part copies them to .gpu/kt-src);
+by default the folder kt-src next to this script, else the examples of the repository this script
+is in.
 
 What matches gputune, per problem (see PROBLEMS):
 - The parameters are the -D defines the kernels read (gputune's `Kernel` passes `ipt` as
   `IPT`, transpose's `rows` as `BLOCK_ROWS`); Kernel Tuner prepends them as `#define`s.
-  `VALUE_T` (gputune's element type define) is prepended as `#define VALUE_T float`.
+  Identifier values (rowsum's `load = BLOCK_LOAD_DIRECT`, which gputune passes as
+  `-DLOAD=BLOCK_LOAD_DIRECT`) are strings in tune_params, which Kernel Tuner 1.5 writes unquoted
+  (`#define LOAD BLOCK_LOAD_DIRECT`; --check-space checks that it does).
+  `VALUE_T` (gputune's element type define) is prepended as `#define VALUE_T float`
+  (`__nv_bfloat16` for gemv).
 - The restrictions are the `require` clauses of each `#[tune]`, in Python syntax (Rust's
   integer `/` is `//` here); --check-space enumerates the space both with Kernel Tuner's
   Searchspace and directly, and compares its labels with a bundle's where one is given/found.
@@ -40,7 +45,25 @@ What necessarily differs (and is in the report):
 - Data: random inputs from numpy with a fixed seed (gputune generates its own patterns);
   outputs are poisoned with NaN before each verifying run (as gputune does).
 - Compiler options: Kernel Tuner's CuPy backend compiles with NVRTC and --std=c++11 plus
-  CuPy's -arch; gputune with NVRTC, its default standard, --gpu-architecture=sm_XY.
+  CuPy's -arch; gputune with NVRTC, C++17, --gpu-architecture=sm_XY and CUDA's include
+  directories. The problems written since gputune compiles as nvcc does (rowsum, gemv: their
+  spec's `compiler_options`) get what gputune gives every kernel: -std=c++17 and -I for the
+  CUDA toolkit's include directory and its include/cccl, found as gputune finds them
+  (cuda_include_dirs: next to the NVRTC library the process loaded, $CUDA_HOME and kin, the
+  usual install paths), plus -I for the source's folder where the source includes a header of
+  its crate (gemv's half_vec.cuh, which gputune embeds). The CuPy backend passes
+  compiler_options to cupy.RawModule, and CuPy puts its own bundled CCCL (cub, thrust,
+  libcudacxx) before every option, so under Kernel Tuner `<cub/...>` is CuPy's copy of CUB, not
+  the toolkit's that gputune compiles with (the JSON records both); the toolkit's directories
+  still serve what CuPy does not bundle (cuda_bf16.h, cooperative groups).
+- Compiler options as tuning parameters (gemv's maxrreg, gputune's OptionRule::MaxRegisters:
+  0 is no option, 32 is --maxrregcount=32): Kernel Tuner 1.5 takes one compiler_options list
+  per tune_kernel call and cannot vary it per configuration, so a problem with
+  `option_params` is tuned by one tune_kernel call per value of those parameters, each over
+  the rest of the space with that value fixed (still a tune_params entry, so still a
+  #define, as in gputune) and its compiler options; the results are merged into one JSON and
+  Kernel Tuner's timings summed over the calls (each call benchmarks its first configuration
+  once more as a warm-up, so the warm-up launches are counted per call).
 """
 import argparse
 import itertools
@@ -69,7 +92,12 @@ def pow2(lo, hi):
 # (gputune name, define, values), derived parameters (defines Kernel Tuner needs but gputune's
 # space does not have: each is fixed by the others through a restriction), the restrictions,
 # gputune's base, the problem and its launch geometry. The arguments and the check come from
-# the make_* functions below.
+# the make_* functions below. Optional keys: `value_t` (VALUE_T's type, default float),
+# `compiler_options` (the options of every configuration; without it Kernel Tuner's defaults),
+# `cuda_includes` (-I CUDA's include directories, see cuda_include_dirs), `headers` (headers of
+# the crate the source includes with #include "...": -I the source's folder, where they must
+# be), `option_params` ([(define, value -> compiler options)]: tuning parameters that are
+# compiler options too, tuned by one tune_kernel call per value, see option_runs).
 PROBLEMS = {
     "scale": dict(
         src="scale.cu", crate="scale-cuda", kernel="scale",
@@ -159,6 +187,47 @@ PROBLEMS = {
         smem=None,
         n=1 << 12,  # the output's side; the input's is n + 16
     ),
+    "rowsum": dict(
+        src="rowsum.cu", crate="cub-rowsum", kernel="rowsum",
+        # CUB's algorithms as identifiers: gputune's -DLOAD=BLOCK_LOAD_DIRECT, Kernel Tuner's
+        # `#define LOAD BLOCK_LOAD_DIRECT` (the source writes cub::LOAD).
+        params=[("tpb", "TPB", [128, 256, 512]), ("ipt", "IPT", [4, 8, 16]),
+                ("load", "LOAD", ["BLOCK_LOAD_DIRECT", "BLOCK_LOAD_VECTORIZE", "BLOCK_LOAD_WARP_TRANSPOSE"]),
+                ("reduce", "REDUCE", ["BLOCK_REDUCE_RAKING", "BLOCK_REDUCE_WARP_REDUCTIONS"])],
+        derived=[],
+        restrictions=[],
+        base={"TPB": 256, "IPT": 4, "LOAD": "BLOCK_LOAD_DIRECT", "REDUCE": "BLOCK_REDUCE_WARP_REDUCTIONS"},
+        expected_size=54,
+        block_size_names=["TPB"],
+        # One block per row: Kernel Tuner's grid is the problem size (rows) divided by the
+        # product of grid_div_x, which is 1 for an empty list.
+        grid_div_x=[], grid_div_y=None,
+        smem=None,
+        n=(1 << 14, 8192),  # (rows, cols), as the bench's Rows{io}[pow2]=14 and Cols=8192
+        compiler_options=["-std=c++17"],
+        cuda_includes=True,
+    ),
+    "gemv": dict(
+        src="gemv.cu", crate="gemv-half", kernel="gemv",
+        params=[("tpb", "TPB", [64, 128, 256, 512]), ("vec", "VEC", [2, 4, 8]),
+                ("rows", "ROWS", [1, 2, 4]), ("maxrreg", "MAXRREG", [0, 32])],
+        derived=[],
+        restrictions=[],
+        base={"TPB": 256, "VEC": 4, "ROWS": 1, "MAXRREG": 0},
+        expected_size=72,
+        block_size_names=["TPB"],
+        # One warp per ROWS consecutive rows: ceil(m / ((TPB / 32) * ROWS)) blocks (lib.rs).
+        grid_div_x=["TPB // 32 * ROWS"], grid_div_y=None,
+        smem=None,
+        n=(8192, 8192),  # (m, k)
+        value_t="__nv_bfloat16",
+        compiler_options=["-std=c++17"],
+        cuda_includes=True,
+        # Headers of the crate the source includes with #include "...": -I the source's folder.
+        headers=["half_vec.cuh"],
+        # Tuning parameters that are compiler options too: one tune_kernel call per value.
+        option_params=[("MAXRREG", lambda v: ["--maxrregcount=%d" % v] if v else [])],
+    ),
 }
 
 
@@ -167,6 +236,102 @@ def tune_params(spec):
     for define, values in spec["derived"]:
         out[define] = list(values)
     return out
+
+
+def option_runs(spec):
+    """The tune_kernel calls a problem takes: one per combination of values of its option
+    parameters (`option_params`: compiler options that are tuning parameters), as [(the
+    parameters' fixed values, the compiler options they make)]; one call with no fixed values
+    and no options for a problem without option parameters."""
+    rules = spec.get("option_params", [])
+    if not rules:
+        return [({}, [])]
+    values = {define: vals for _, define, vals in spec["params"]}
+    names = [define for define, _ in rules]
+    runs = []
+    for combo in itertools.product(*(values[n] for n in names)):
+        fixed = dict(zip(names, combo))
+        options = [o for define, rule in rules for o in rule(fixed[define])]
+        runs.append((fixed, options))
+    return runs
+
+
+def run_tune_params(spec, fixed):
+    """tune_params with the option parameters of one tune_kernel call fixed to their value
+    (kept as one-value parameters, so that they are still #defines and restrictions see them)."""
+    params = tune_params(spec)
+    for define, value in fixed.items():
+        params[define] = [value]
+    return params
+
+
+def cuda_include_dirs():
+    """CUDA's include directories as gputune finds them (gputune-runtime's
+    backend/cuda/include.rs): $GPUTUNE_INCLUDE_PATH's directories, then the first candidate
+    holding cuda_fp16.h among: next to the NVRTC library this process loaded (<lib>/../include,
+    <lib>/../../include), $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT (include/ or
+    targets/<arch>/include/), /usr/local/cuda-<NVRTC's version>, /usr/local/cuda, /opt/cuda,
+    /usr/lib/cuda (include/ or targets/<arch>/include/), with its cccl/ (CUB, Thrust, libcu++)
+    when that holds cub/. Returns (directories, what was looked at)."""
+    dirs = [d for d in os.environ.get("GPUTUNE_INCLUDE_PATH", "").split(":") if d]
+    looked = []
+    targets = ("x86_64-linux", "sbsa-linux", "aarch64-linux")
+    candidates = []
+    version = None
+    try:  # CuPy loads NVRTC; without CuPy (--check-space) the search goes on without it.
+        import cupy
+
+        version = cupy.cuda.nvrtc.getVersion()
+    except Exception:
+        pass
+    try:
+        with open("/proc/self/maps") as f:
+            libs = sorted({line.split()[-1] for line in f if "libnvrtc.so" in line.split()[-1]})
+    except OSError:
+        libs = []
+    for lib in libs:
+        folder = os.path.dirname(lib)
+        why = "next to the loaded " + os.path.basename(lib)
+        candidates += [(os.path.join(folder, "..", "include"), why),
+                       (os.path.join(folder, "..", "..", "include"), why)]
+    roots = [(os.environ[v], "$" + v) for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT") if os.environ.get(v)]
+    if version:
+        roots.append((f"/usr/local/cuda-{version[0]}.{version[1]}", "a usual install path"))
+    roots += [(r, "a usual install path") for r in ("/usr/local/cuda", "/opt/cuda", "/usr/lib/cuda")]
+    for root, why in roots:
+        candidates.append((os.path.join(root, "include"), why))
+        candidates += [(os.path.join(root, "targets", t, "include"), why) for t in targets]
+    seen = set()
+    for folder, why in candidates:
+        folder = os.path.normpath(folder)
+        if folder in seen:
+            continue
+        seen.add(folder)
+        if os.path.isfile(os.path.join(folder, "cuda_fp16.h")):
+            looked.append(f"{folder} ({why}): found")
+            dirs.append(folder)
+            cccl = os.path.join(folder, "cccl")
+            if os.path.isdir(os.path.join(cccl, "cub")):
+                dirs.append(cccl)
+            return dirs, looked
+        looked.append(f"{folder} ({why}): {'no cuda_fp16.h' if os.path.isdir(folder) else 'not there'}")
+    return dirs, looked
+
+
+def compiler_options(spec, source_folder):
+    """The compiler options of every configuration of a problem (before its option
+    parameters'): its spec's `compiler_options`, -I for CUDA's include directories where
+    `cuda_includes`, and -I for the source's folder where it includes headers of its crate."""
+    options = list(spec.get("compiler_options", []))
+    if spec.get("cuda_includes"):
+        dirs, looked = cuda_include_dirs()
+        if not dirs:
+            print(f"warning: CUDA's include directories not found; looked at: {'; '.join(looked)}",
+                  file=sys.stderr)
+        options += ["-I" + d for d in dirs]
+    if spec.get("headers"):
+        options.append("-I" + source_folder)
+    return options
 
 
 def label(spec, config):
@@ -217,19 +382,42 @@ def check_space(problem, bundle):
     if not any(all(c[k] == v for k, v in base.items()) for c in direct):
         print(f"{problem}: base {base} is NOT in the space")
         ok = False
+    runs = option_runs(spec)
+    if len(runs) > 1:
+        sizes = [sum(all(c[k] == v for k, v in fixed.items()) for c in direct) for fixed, _ in runs]
+        print(f"{problem}: {len(runs)} tune_kernel calls, one per value of the option parameters: "
+              + ", ".join(f"{fixed} ({n} points, options {opts})" for (fixed, opts), n in zip(runs, sizes)))
     try:
         from kernel_tuner.searchspace import Searchspace
+        from kernel_tuner.util import append_default_block_size_names, prepare_kernel_string
     except ImportError as e:
         print(f"{problem}: Kernel Tuner's Searchspace not checked ({e})")
     else:
-        space = Searchspace(tune_params(spec), list(spec["restrictions"]), 1024)
         names = list(tune_params(spec))
-        # Whole configurations, derived parameters included.
-        kt = sorted(tuple(c) for c in space.list)
-        same = kt == sorted(tuple(c[k] for k in names) for c in direct)
-        print(f"{problem}: Kernel Tuner's Searchspace: {space.size} points, "
+        # Whole configurations, derived parameters included, over every tune_kernel call.
+        kt, size = [], 0
+        for fixed, _ in runs:
+            space = Searchspace(run_tune_params(spec, fixed), list(spec["restrictions"]), 1024)
+            kt += [tuple(c) for c in space.list]
+            size += space.size
+        same = sorted(kt) == sorted(tuple(c[k] for k in names) for c in direct)
+        print(f"{problem}: Kernel Tuner's Searchspace: {size} points"
+              f"{f' over {len(runs)} calls' if len(runs) > 1 else ''}, "
               f"{'the same points' if same else 'NOT the same points'} as the direct enumeration")
-        ok = ok and same and space.size == spec["expected_size"]
+        ok = ok and same and size == spec["expected_size"]
+        # The defines Kernel Tuner prepends for base: each parameter as gputune's -D gives it
+        # (identifiers unquoted).
+        block_size_names = list(spec["block_size_names"])
+        append_default_block_size_names(block_size_names)
+        _, text = prepare_kernel_string(spec["kernel"], "", dict(base), (1, 1, 1), (1, 1, 1),
+                                        block_size_names, "CUDA", None)
+        missing = [f"#define {k} {v}" for k, v in base.items() if f"#define {k} {v}\n" not in text]
+        print(f"{problem}: Kernel Tuner's defines for base: "
+              f"{'as gputune passes them' if not missing else 'MISSING ' + str(missing)}")
+        ok = ok and not missing
+    if spec.get("compiler_options"):
+        folder = os.path.dirname(os.path.abspath(source_path(spec, source_dir(None))))
+        print(f"{problem}: compiler options here: {compiler_options(spec, folder)}")
     path, blabels = bundle_labels(problem, bundle)
     if blabels is not None:
         same = blabels == set(labels)
@@ -413,8 +601,51 @@ def make_conv(spec, np, cp):
     return args, [expected, None, None, None, None], None, 1e-5, (n, n)
 
 
+def make_rowsum(spec, np, cp):
+    rows, cols = spec["n"]
+    rng = np.random.default_rng(SEED)
+    # Eighths 1/8..1 (integers 1..8 over 8, as the bench's eighths kernel makes them): every
+    # row's sum is a multiple of 1/8 below 2^21, exact in f32 in any order of addition.
+    ints = rng.integers(1, 9, size=(rows, cols), dtype=np.uint8)
+    x = ints.astype(np.float32) / np.float32(8)
+    expected = (ints.sum(axis=1, dtype=np.int64) / 8).astype(np.float32)
+    del ints
+    out = np.full(rows, np.nan, dtype=np.float32)  # poisoned: a row not written fails the check
+
+    def verify(answer, result, atol=None):
+        return bool(np.array_equal(result[1], expected))
+
+    args = [x, out, np.int32(cols)]
+    return args, [None, out, None], verify, None, (rows,)
+
+
+def make_gemv(spec, np, cp):
+    m, k = spec["n"]
+    rng = np.random.default_rng(SEED)
+    # Eighths 1/8..1, exact in bf16 (3 bits of mantissa at most): a float32's top 16 bits are
+    # its bf16 bit pattern. Every product is a multiple of 1/64 and every sum of 8192 of them
+    # is exact in f32, so the float64 product rounded to f32 is what any order of summation
+    # in float gives.
+    a32 = rng.integers(1, 9, size=(m, k), dtype=np.uint8).astype(np.float32) / np.float32(8)
+    x32 = rng.integers(1, 9, size=k, dtype=np.uint8).astype(np.float32) / np.float32(8)
+    expected = (a32.astype(np.float64) @ x32.astype(np.float64)).astype(np.float32)
+
+    def bf16_bits(v):
+        return (v.view(np.uint32) >> 16).astype(np.uint16)
+
+    a, x = bf16_bits(a32), bf16_bits(x32)
+    del a32
+    y = np.full(m, np.nan, dtype=np.float32)
+
+    def verify(answer, result, atol=None):
+        return bool(np.array_equal(result[2], expected))
+
+    args = [a, x, y, np.int32(m), np.int32(k)]
+    return args, [None, None, y, None, None], verify, None, (m,)
+
+
 MAKERS = {"scale": make_scale, "reduce": make_reduce, "transpose": make_transpose, "sgemm": make_sgemm,
-          "conv": make_conv}
+          "conv": make_conv, "rowsum": make_rowsum, "gemv": make_gemv}
 
 
 def source_dir(given):
@@ -424,13 +655,43 @@ def source_dir(given):
     return local if os.path.isdir(local) else None
 
 
-def read_source(spec, src):
+def source_path(spec, src):
+    """The problem's .cu file: in the folder `src` if given, else in its example crate."""
     if src:
-        path = os.path.join(src, spec["src"])
-    else:
-        path = os.path.join(REPO, "examples", spec["crate"], "src", spec["src"])
+        return os.path.join(src, spec["src"])
+    return os.path.join(REPO, "examples", spec["crate"], "src", spec["src"])
+
+
+def read_source(spec, src):
+    """The source Kernel Tuner compiles (VALUE_T defined first) and the folder it is in,
+    where the headers it includes must be."""
+    path = source_path(spec, src)
+    folder = os.path.dirname(os.path.abspath(path))
+    for header in spec.get("headers", []):
+        if not os.path.isfile(os.path.join(folder, header)):
+            raise SystemExit(f"{spec['src']} includes {header}, which is not in {folder}")
     with open(path) as f:
-        return "#define VALUE_T float\n" + f.read()
+        return f"#define VALUE_T {spec.get('value_t', 'float')}\n" + f.read(), folder
+
+
+def sum_or_first(values):
+    """The sum of one number per tune_kernel call, or the first call's value if not all are
+    numbers."""
+    if all(isinstance(v, (int, float)) for v in values):
+        return sum(values)
+    return values[0]
+
+
+def cupy_cccl_include():
+    """The include options of CuPy's bundled CCCL, which CuPy puts before every compiler option
+    of a RawModule (so `<cub/...>` is CuPy's CUB under Kernel Tuner), or None if CuPy does not
+    say."""
+    try:
+        import cupy._core.core as core
+
+        return list(core._get_cccl_include_options())
+    except Exception:
+        return None
 
 
 def status_of(r):
@@ -449,7 +710,8 @@ def tune(problem, src, out_json, iterations):
     import kernel_tuner
     from kernel_tuner import tune_kernel
 
-    source = read_source(spec, src)
+    source, folder = read_source(spec, src)
+    fixed_options = compiler_options(spec, folder)
     t_data = time.perf_counter()
     args, answer, verify, atol, problem_size = MAKERS[problem](spec, np, cp)
     t_tune = time.perf_counter()
@@ -457,8 +719,7 @@ def tune(problem, src, out_json, iterations):
         restrictions=list(spec["restrictions"]) or None,
         answer=answer,
         verify=verify,
-        block_size_names=spec["block_size_names"],
-        grid_div_x=spec["grid_div_x"],
+        grid_div_x=list(spec["grid_div_x"]),
         strategy="brute_force",
         lang="cupy",
         verbose=False,
@@ -471,7 +732,22 @@ def tune(problem, src, out_json, iterations):
         options["atol"] = atol
     if spec["smem"]:
         options["smem_args"] = {"size": spec["smem"]}
-    results, env = tune_kernel(spec["kernel"], source, problem_size, args, tune_params(spec), **options)
+    # One tune_kernel call per value of the option parameters (one call without them).
+    results, envs, calls = [], [], []
+    for fixed, extra in option_runs(spec):
+        run_options = fixed_options + extra
+        # None (Kernel Tuner's default) where a call has no options: the existing problems.
+        options["compiler_options"] = run_options or None
+        t_call = time.perf_counter()
+        # block_size_names is a fresh list each call: Kernel Tuner appends its defaults to it.
+        call_results, call_env = tune_kernel(spec["kernel"], source, problem_size, args,
+                                             run_tune_params(spec, fixed),
+                                             block_size_names=list(spec["block_size_names"]), **options)
+        results += call_results
+        envs.append(call_env)
+        calls.append(dict(fixed=fixed, compiler_options=run_options, evaluated=len(call_results),
+                          seconds=time.perf_counter() - t_call))
+    env = envs[0]
     t_done = time.perf_counter()
 
     shapes = {label(spec, p): (g, b, m, e) for p, g, b, m, e in LAUNCHES if p}
@@ -515,8 +791,9 @@ def tune(problem, src, out_json, iterations):
         iterations=iterations,
         samples=sum(r["samples"] for r in rows),
         # Kernel Tuner benchmarks the first configuration once more before the search (its
-        # warm-up): `iterations` more timed launches, not in the results.
-        warmup_samples=iterations,
+        # warm-up): `iterations` more timed launches per tune_kernel call, not in the results.
+        warmup_samples=iterations * len(calls),
+        tune_kernel_calls=calls,
         winner=winner["label"] if winner else None,
         winner_time_s=winner["time_s"] if winner else None,
         winner_median_s=winner["median_s"] if winner else None,
@@ -528,14 +805,20 @@ def tune(problem, src, out_json, iterations):
             tune_kernel=t_done - t_tune,
             total_in_process=t_done - T_START,
         ),
-        kernel_tuner_timings_ms={k: env.get(k) for k in keys if k in env},
+        # Summed over the tune_kernel calls.
+        kernel_tuner_timings_ms={k: sum_or_first([e.get(k) for e in envs]) for k in keys if k in env},
+        # The options of every call (each call's own, option parameters' included, are in
+        # tune_kernel_calls).
+        compiler_options=fixed_options,
+        cupy_cccl_include=cupy_cccl_include(),
         results=rows,
     )
     with open(out_json, "w") as f:
         json.dump(doc, f, indent=1)
     w = f"{winner['label']} {winner['time_s'] * 1e6:.2f} us" if winner else "none"
     print(f"{problem}: {len(rows)} configurations evaluated ({statuses}), {doc['samples']} timed launches "
-          f"(+{iterations} warm-up), winner {w}, tune_kernel {t_done - t_tune:.2f} s, "
+          f"(+{doc['warmup_samples']} warm-up), winner {w}, tune_kernel {t_done - t_tune:.2f} s"
+          f"{f' over {len(calls)} calls' if len(calls) > 1 else ''}, "
           f"whole process so far {t_done - T_START:.2f} s")
     return 0 if ok else 1
 

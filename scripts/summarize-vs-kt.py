@@ -8,7 +8,8 @@ reference search (full.db, FULL=1), and the gputune winners against each other.
   python3 summarize-vs-kt.py DIR [PROBLEM…]
 
 Reads DIR/PROBLEM/times.txt, the gputune stores and reports (gputune-R.db,
-gputune-R.report.json, full.db) and Kernel Tuner's results (kt-R.json, from kt_tune.py)."""
+gputune-R.report.json, full.db) and Kernel Tuner's results (kt-R.json, from kt_tune.py); runs
+of the warm mode (gputune-warm-R, kt-warm-R) get a table of their own."""
 import json
 import os
 import re
@@ -16,13 +17,15 @@ import sqlite3
 import statistics
 import sys
 
-PROBLEMS = ["scale", "reduce", "transpose", "sgemm", "conv"]
+PROBLEMS = ["scale", "reduce", "transpose", "sgemm", "conv", "gemv", "rowsum"]
 TITLES = {
     "scale": "scale (y = a·x), 155 points, 2^26 f32",
     "reduce": "two-pass sum, 128 points, 2^28 f32",
     "transpose": "tiled transpose, 28 points, 16384² f32",
     "sgemm": "tiled SGEMM, 64 points, 4096² f32",
     "conv": "17 × 17 convolution, 268 points, 4096² f32",
+    "gemv": "bf16 GEMV with a header of its own and a register limit, 72 points, 8192² bf16",
+    "rowsum": "CUB block-level row sums (BlockLoad × BlockReduce), 54 points, 16384 × 8192 f32",
 }
 # Within this much of the best time of the reference search, a winner passes.
 TOLERANCE = 0.01
@@ -36,6 +39,8 @@ IDENTICAL = {
     "transpose": "tile_32.rows_8.pad_1",
     "sgemm": "bm_64.bn_64.bk_16.tm_4.tn_4",
     "conv": "block_x_32.block_y_8.tile_x_1.tile_y_1.pad_0",
+    "gemv": "tpb_256.vec_4.rows_1.maxrreg_0",
+    "rowsum": "tpb_256.ipt_4.load_BLOCK_LOAD_DIRECT.reduce_BLOCK_REDUCE_WARP_REDUCTIONS",
 }
 
 
@@ -253,28 +258,31 @@ def rank_line(tool, runs, other_name, other_runs):
         f" (its best: `{order[0]}` {us(best)})."
 
 
-def problem_summary(root, problem):
-    folder = os.path.join(root, problem)
-    if not os.path.isdir(folder):
-        return
-    walls = times(folder)
-    print(f"### {TITLES.get(problem, problem)}\n")
-    if os.path.exists(os.path.join(folder, "errors.txt")):
-        print("Errors: " + open(os.path.join(folder, "errors.txt")).read().strip() + "\n")
-    run_numbers = sorted({int(m.group(1)) for n in walls for m in [re.fullmatch(r"(?:gputune|kt)-(\d+)", n)] if m})
+MODES = (("", "cold compile caches (gputune's kernel cache and CuPy's emptied before every run)"),
+         ("warm-", "warm compile caches (both kept from an untimed run before)"))
+
+
+def mode_summary(folder, walls, problem, infix, title):
+    """One mode's table (cold: run names gputune-R and kt-R; warm: gputune-warm-R and kt-warm-R);
+    returns gputune's runs, their run names and the median walls of both tools."""
+    pattern = r"(?:gputune|kt)-" + re.escape(infix) + r"(\d+)"
+    run_numbers = sorted({int(m.group(1)) for n in walls for m in [re.fullmatch(pattern, n)] if m})
+    if not run_numbers:
+        return [], [], None
+    print(f"#### {title[0].upper() + title[1:]}\n")
     g_runs, k_runs = [], []
     g_walls, k_walls, g_fail, k_fail = [], [], [], []
     for r in run_numbers:
-        if f"gputune-{r}" in walls:
-            rc, w = walls[f"gputune-{r}"]
+        if f"gputune-{infix}{r}" in walls:
+            rc, w = walls[f"gputune-{infix}{r}"]
             (g_walls if rc == 0 else g_fail).append(w)
-            run = gputune_run(folder, f"gputune-{r}")
+            run = gputune_run(folder, f"gputune-{infix}{r}")
             if run and rc == 0:
                 g_runs.append(run)
-        if f"kt-{r}" in walls:
-            rc, w = walls[f"kt-{r}"]
+        if f"kt-{infix}{r}" in walls:
+            rc, w = walls[f"kt-{infix}{r}"]
             (k_walls if rc == 0 else k_fail).append(w)
-            run = kt_run(folder, f"kt-{r}")
+            run = kt_run(folder, f"kt-{infix}{r}")
             if run and rc == 0:
                 k_runs.append(run)
     device = next((r["device"] for r in k_runs if r.get("device")), None)
@@ -304,9 +312,12 @@ def problem_summary(root, problem):
           f"{count([r.get('evaluated') for r in k_runs])} | {statuses_text(k_runs)} | {k_samples} | "
           f"{winners(k_runs)} | {spread([r.get('winner_time') for r in k_runs], us)} |")
     print()
+    ratio = None
     if g_walls and k_walls:
         gm, km = statistics.median(g_walls), statistics.median(k_walls)
-        print(f"Wall time gputune / Kernel Tuner: **{gm / km:.3f}** (medians {gm:.2f} s / {km:.2f} s).")
+        ratio = (gm, km)
+        print(f"Wall time gputune / Kernel Tuner, {title.split(' (')[0]}: **{gm / km:.3f}** "
+              f"(medians {gm:.2f} s / {km:.2f} s).")
     if g_fail or k_fail:
         print(f"Failed runs (exit ≠ 0, not in the medians): gputune {len(g_fail)}, Kernel Tuner {len(k_fail)}.")
     print("Winner times: gputune's is the median of its cold samples (L2 flushed before each); Kernel "
@@ -334,9 +345,31 @@ def problem_summary(root, problem):
             if line:
                 print(line)
         print()
+    return g_runs, [f"gputune-{infix}{r}" for r in run_numbers], ratio
+
+
+def problem_summary(root, problem):
+    folder = os.path.join(root, problem)
+    if not os.path.isdir(folder):
+        return
+    walls = times(folder)
+    print(f"### {TITLES.get(problem, problem)}\n")
+    if os.path.exists(os.path.join(folder, "errors.txt")):
+        print("Errors: " + open(os.path.join(folder, "errors.txt")).read().strip() + "\n")
+    g_runs, names, ratios = [], [], []
+    for infix, title in MODES:
+        runs, run_names, ratio = mode_summary(folder, walls, problem, infix, title)
+        g_runs += runs
+        names += run_names
+        if ratio:
+            ratios.append((title.split(" (")[0], ratio))
+    if ratios:
+        print("**All four, wall to wall (medians):** " + "; ".join(
+            f"{what}: gputune {g:.2f} s, Kernel Tuner {k:.2f} s, ratio {g / k:.3f}"
+            for what, (g, k) in ratios) + ".\n")
     again = [run for n in sorted(walls) if re.fullmatch(r"again-\d+", n) and walls[n][0] == 0
              for run in [gputune_run(folder, n)] if run]
-    where_time(folder, [f"gputune-{r}" for r in run_numbers])
+    where_time(folder, names)
     quality(folder, g_runs + again)
     tie_check(folder, problem, [r["name"] for r in g_runs + again])
     print()

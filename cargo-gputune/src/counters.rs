@@ -65,6 +65,7 @@ impl Counters {
             sum.reference += t.reference;
             sum.compile_wait += t.compile_wait;
             sum.measure += t.measure;
+            sum.kernels += t.kernels;
             sum.total += t.total;
             if let Some(first) = t.first_sample {
                 let at = started + Duration::from_secs_f64(first);

@@ -143,11 +143,22 @@ pub fn critical_path(
         )
     });
     let outside = (counters.process_wall - t.total).max(0.0);
+    // The floor of measuring is the time the samples' kernels ran: the ratio says what each
+    // sample cost beyond it (flushes, synchronisation, verification, the control).
+    let floor = if t.kernels > 0.0 {
+        format!(
+            " (the kernels ran {:.2} s of it: overhead ratio {:.2})",
+            t.kernels,
+            t.measure / t.kernels
+        )
+    } else {
+        String::new()
+    };
     Some(format!(
         "Time to the first sample {first}; in {} bench process(es) of {:.2} s in all: \
          device open {:.2} s, setup {:.2} s, reference outputs {:.2} s, compile waits {:.2} s, \
-         measuring {:.2} s; {outside:.2} s more before their clocks started or after they \
-         stopped (exec, loading, teardown)",
+         measuring {:.2} s{floor}; {outside:.2} s more before their clocks started or after \
+         they stopped (exec, loading, teardown)",
         counters.runs, t.total, t.device_open, t.setup, t.reference, t.compile_wait, t.measure
     ))
 }

@@ -169,6 +169,7 @@ pub fn measure_cold_with_clock(
         } else {
             crate::timeline::sample_taken();
             m.gpu_times.push(sample.gpu_time);
+            crate::timeline::kernel_ran(sample.gpu_time);
             m.cpu_times.push(sample.cpu_time);
             if let Some(c) = sample.sm_clock_rate {
                 m.sm_clock_rates.push(c);

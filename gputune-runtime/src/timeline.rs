@@ -26,6 +26,8 @@ pub(crate) enum Part {
 }
 
 static PARTS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+/// Nanoseconds of the kept cold samples' device times.
+static KERNELS: AtomicU64 = AtomicU64::new(0);
 static START: OnceLock<Instant> = OnceLock::new();
 static FIRST_SAMPLE: OnceLock<Duration> = OnceLock::new();
 
@@ -41,6 +43,13 @@ pub(crate) fn timed<T>(part: Part, f: impl FnOnce() -> T) -> T {
     let nanos = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
     PARTS[part as usize].fetch_add(nanos, Ordering::Relaxed);
     out
+}
+
+/// Adds a kept cold sample's device time (seconds): what the measuring time is compared with.
+pub(crate) fn kernel_ran(seconds: f64) {
+    if seconds.is_finite() && seconds > 0.0 {
+        KERNELS.fetch_add((seconds * 1e9) as u64, Ordering::Relaxed);
+    }
 }
 
 /// Notes that a cold sample was taken: the first one sets the time to first sample.
@@ -60,6 +69,7 @@ pub(crate) fn snapshot() -> Timeline {
         reference: part(Part::Reference),
         compile_wait: part(Part::CompileWait),
         measure: part(Part::Measure),
+        kernels: KERNELS.load(Ordering::Relaxed) as f64 * 1e-9,
         total: START.get().map_or(0.0, |s| s.elapsed().as_secs_f64()),
     }
 }

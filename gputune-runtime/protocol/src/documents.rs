@@ -261,6 +261,10 @@ pub struct Timeline {
     pub compile_wait: f64,
     /// Inside the cold and hot measurement loops (warm-up included).
     pub measure: f64,
+    /// The kept cold samples' device times, summed: the time the kernels themselves ran, the
+    /// floor under `measure` (since protocol 7; 0 from older benches).
+    #[serde(default)]
+    pub kernels: f64,
     /// From the process's start to this event.
     pub total: f64,
 }

@@ -204,6 +204,7 @@ fn events() -> Vec<Event> {
                 reference: 0.01,
                 compile_wait: 0.02,
                 measure: 1.5,
+                kernels: 0.9,
                 total: 2.0,
             },
         },

@@ -502,6 +502,13 @@ impl Kernel {
         Ok(kernel)
     }
 
+    /// The kernel of a source that is not tuned (an input generator, a second pass at fixed
+    /// parameters), with `extra` defines: compiled once per process, context and defines.
+    pub fn fixed(&self, stream: &Arc<CudaStream>, extra: &[(&str, &str)]) -> Result<Compiled> {
+        const UNTUNED: Tuned = ("", &[]);
+        self.get(UNTUNED, stream, extra)
+    }
+
     /// Starts compiling the planned variants once per context, `extra` defines and plan.
     fn prepare(&self, tuned: Tuned, handles: &CudaHandles, extra: &[(&str, &str)]) -> Result<()> {
         let context = handles.context.cu_ctx() as usize;
