@@ -154,7 +154,10 @@ impl<'r> State<'r> {
         let key = self.workload_key();
         let mut value = match crate::kept::take::<(String, String), V>(&key) {
             Some(v) => v,
-            None => crate::timeline::timed(crate::timeline::Part::Setup, || make(self))?,
+            // What the setup launches (an input generator) belongs to no variant.
+            None => crate::timeline::timed(crate::timeline::Part::Setup, || {
+                crate::launched::excluding(|| make(self))
+            })?,
         };
         let result = f(self, &mut value);
         crate::kept::put(key, value);
