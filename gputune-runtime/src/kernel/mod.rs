@@ -54,7 +54,7 @@
 mod options;
 
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use cudarc::driver::{
     sys::CUfunction_attribute as Attribute, CudaFunction, CudaStream, LaunchConfig,
@@ -123,6 +123,9 @@ pub struct Kernel {
     /// expressions it is compiled with, the same for all of them so that they share one
     /// module. Empty: only `name`.
     module_names: &'static [&'static str],
+    /// The program every variant starts from (source, headers, directories, fixed options),
+    /// built once: variants share its source instead of copying it.
+    base: OnceLock<Program>,
     /// Compiled kernels by context, variant and extra defines; a few entries per process.
     compiled: Mutex<Vec<Entry>>,
     /// The (context, extra defines, plan) whose planned variants are compiling in the
@@ -208,6 +211,7 @@ impl Kernel {
             option_params: &[],
             renames: &[],
             module_names: &[],
+            base: OnceLock::new(),
             compiled: Mutex::new(Vec::new()),
             prepared: Mutex::new(Vec::new()),
         }
@@ -282,19 +286,25 @@ impl Kernel {
         &self,
         values: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Program> {
-        let mut program = Program::new(self.source);
-        if !self.file_name.is_empty() {
-            program = program.file_name(self.file_name);
-        }
-        for (name, contents) in self.headers {
-            program = program.header(name, contents);
-        }
-        for dir in self.include_dirs {
-            program = program.include_dir(dir);
-        }
-        for option in self.options {
-            program = program.option(*option);
-        }
+        let mut program = self
+            .base
+            .get_or_init(|| {
+                let mut program = Program::new(self.source);
+                if !self.file_name.is_empty() {
+                    program = program.file_name(self.file_name);
+                }
+                for (name, contents) in self.headers {
+                    program = program.header(name, contents);
+                }
+                for dir in self.include_dirs {
+                    program = program.include_dir(dir);
+                }
+                for option in self.options {
+                    program = program.option(*option);
+                }
+                program
+            })
+            .clone();
         if self.option_params.is_empty() {
             return Ok(program);
         }
@@ -547,20 +557,10 @@ impl Kernel {
         'static: 'a,
     {
         let mut jobs = Vec::new();
-        // One program per distinct set of options: the source is copied once per set.
-        let mut programs: Vec<Program> = Vec::new();
         for (values, defines) in self.planned(tuned, extra)? {
-            let Ok(program) = self.program(values.iter().map(|(n, v)| (*n, v.as_str()))) else {
-                continue;
-            };
-            let program = match programs.iter().find(|p| **p == program) {
-                Some(known) => known.clone(),
-                None => {
-                    programs.push(program.clone());
-                    program
-                }
-            };
-            jobs.push((program, defines));
+            if let Ok(program) = self.program(values.iter().map(|(n, v)| (*n, v.as_str()))) {
+                jobs.push((program, defines));
+            }
         }
         Ok(jobs)
     }
