@@ -29,7 +29,9 @@ Examples:
   cargo gputune report --db gpu-bundle/gputune.db
   gpu-bundle/cargo-gputune run-bundle gpu-bundle --shard 2/4   # one of four GPUs or jobs
   cargo gputune merge --db all.db gpu-bundle/gputune-shard-*-of-4.db
-  cargo gputune replay --db all.db --strategy genetic --seeds 20 --max-evals 32";
+  cargo gputune replay --db all.db --strategy genetic --seeds 20 --max-evals 32
+  cargo gputune import pnpoly_RTX_3090.json.gz pnpoly.T1.json --db kt.db
+  cargo gputune export --format kt-cache --db kt.db -p pnpoly_RTX_3090 -o pnpoly.json";
 
 /// The subcommand and the options every subcommand shares.
 #[derive(Debug, Args)]
@@ -149,6 +151,39 @@ pub enum Command {
     /// Tuner's simulation mode): per seed, the best score it finds as a fraction of the best
     /// recorded, after how many evaluations, and the recorded time they would take.
     Replay(ReplayArgs),
+    /// Read Kernel Tuner cache files (JSON, plain or gzip) and T4 results into the --db store,
+    /// one package per file; a T1 file gives the base (its defaults), a T4 metadata file the
+    /// device. Nothing is written unless every file reads.
+    Import(ImportArgs),
+    /// Write one kernel's results on one device (-p PACKAGE where the store holds several) as a
+    /// Kernel Tuner cache file or T4 results, to -o FILE (`.gz`: compressed) or stdout.
+    Export(ExportArgs),
+}
+
+/// `import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Kernel Tuner cache files, T4 results or metadata files, T1 files.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// The base of every results file: `name=value,…` or a label (`a_1.b_2`). Default: the
+    /// default of a T1 file given with it, else the file's first configuration that ran.
+    #[arg(long, value_name = "CONFIG")]
+    pub base: Option<String>,
+}
+
+/// `export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The format.
+    #[arg(long, value_enum)]
+    pub format: crate::export::ExportFormat,
+    /// The file to write (`.gz`: gzip); default: stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The runtime workload to write, where the group was measured on several.
+    #[arg(long, value_name = "WORKLOAD")]
+    pub workload: Option<String>,
 }
 
 /// `replay`.

@@ -60,6 +60,8 @@ pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
         Command::Merge(m) => merge_command(ws, &args, &m, out),
         Command::Slurm(s) => slurm_command(&args, &s, out),
         Command::Replay(r) => replay_command(ws, &args, &r, out),
+        Command::Import(i) => import_command(ws, &args, &i, out),
+        Command::Export(e) => export_command(ws, &args, &e, out),
         Command::Apply(a) => apply_command(&ws?, &args, &a, out),
         Command::Check(c) => check_command(&ws?, &args, &c),
     }
@@ -361,10 +363,14 @@ fn merge_command(
             ))))
         }
     };
+    // Dropped after the store and its lock (in reverse order): a refused merge into a new
+    // store leaves no empty one behind.
+    let created = store::Created::watch(&path);
     let _lock = store::SearchLock::acquire(&path)?;
     let store = Store::open(&path)?;
     crate::interrupt::storing();
     let merged = merge::merge(&store, &m.sources, out)?;
+    created.keep();
     out.status(&format!(
         "Done: {} merged into {}: {} variant measurement(s) added, {} replaced, {} row(s) written",
         crate::present::count(merged.len(), "store"),
@@ -499,6 +505,103 @@ fn list(ws: &Workspace, args: &cli::CargoArgs, out: &mut Output) -> Result<i32> 
                 }
                 None => out.line(&format!("  tunes {f}, which has no generated variants")),
             }
+        }
+    }
+    Ok(0)
+}
+
+/// The store a writing command without a search writes: --db, else the workspace's.
+fn write_path(ws: Result<Workspace>, args: &cli::CargoArgs, what: &str) -> Result<PathBuf> {
+    match (&args.db, ws) {
+        (Some(db), _) => Ok(db.clone()),
+        (None, Ok(ws)) => Ok(store_path(&ws, None)),
+        (None, Err(e)) => Err(anyhow::Error::new(Usage(format!(
+            "{what} writes into the store given by --db FILE, else into the workspace's, and no \
+             workspace was found here ({}): pass --db FILE",
+            format!("{e:#}").lines().next().unwrap_or_default().trim()
+        )))),
+    }
+}
+
+/// `import`: every file read and planned first, then one transaction; a bad file is a usage
+/// error and nothing is written.
+fn import_command(
+    ws: Result<Workspace>,
+    args: &cli::CargoArgs,
+    i: &cli::ImportArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    let path = write_path(ws, args, "import")?;
+    let files = i
+        .files
+        .iter()
+        .map(|f| crate::import::read(f))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| anyhow::Error::new(Usage(e.to_string())))?;
+    let plan = crate::import::plan(files, i.base.as_deref())
+        .map_err(|e| anyhow::Error::new(Usage(e.to_string())))?;
+    let created = store::Created::watch(&path);
+    let _lock = store::SearchLock::acquire(&path)?;
+    let store = Store::open(&path)?;
+    crate::interrupt::storing();
+    store
+        .put_all(&plan.rows, &plan.spaces)
+        .with_context(|| format!("cannot write the import into {}", path.display()))?;
+    created.keep();
+    for imp in &plan.imported {
+        let statuses: Vec<String> = imp
+            .statuses
+            .iter()
+            .map(|(s, n)| format!("{n} {s}"))
+            .collect();
+        out.status(&format!(
+            "Imported {} as package `{}` ({} on {}): {} ({}); base: {} ({})",
+            imp.path.display(),
+            imp.package,
+            imp.kernel,
+            imp.device,
+            present::count(imp.statuses.values().sum(), "configuration"),
+            statuses.join(", "),
+            imp.base,
+            imp.why
+        ));
+    }
+    out.status(&format!(
+        "Done: {} into {}: {} row(s) written",
+        present::count(plan.imported.len(), "file"),
+        path.display(),
+        plan.rows.len()
+    ));
+    Ok(0)
+}
+
+/// `export`: one group of the store in a community format, to a file or stdout.
+fn export_command(
+    ws: Result<Workspace>,
+    args: &cli::CargoArgs,
+    e: &cli::ExportArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    let (path, selected) = read_path(ws, args)?;
+    let (store, groups) = results_at(&path, selected.as_deref())?;
+    let text = crate::export::export(&store, &groups, e.format, e.workload.as_deref())
+        .map_err(|err| anyhow::Error::new(Usage(err.to_string())))?;
+    match &e.output {
+        None => println!("{text}"),
+        Some(file) => {
+            let bytes = if file.extension().is_some_and(|x| x == "gz") {
+                use std::io::Write;
+                let mut gz =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                gz.write_all(text.as_bytes())
+                    .and_then(|()| gz.finish())
+                    .with_context(|| format!("cannot compress {}", file.display()))?
+            } else {
+                text.into_bytes()
+            };
+            std::fs::write(file, bytes)
+                .with_context(|| format!("cannot write {}", file.display()))?;
+            out.status(&format!("Wrote {}", file.display()));
         }
     }
     Ok(0)

@@ -39,6 +39,43 @@ impl SearchLock {
     }
 }
 
+/// The files a command that writes a store is about to create (the store, its write-ahead
+/// log and index, its lock), removed again when the command fails: a refused `merge` or
+/// `import` leaves no empty store behind. Files that were there before are never touched.
+pub struct Created {
+    paths: Vec<PathBuf>,
+    keep: bool,
+}
+
+impl Created {
+    /// Notes which of the store's files at `path` do not exist yet.
+    pub fn watch(path: &Path) -> Created {
+        let mut paths = vec![path.to_path_buf(), path.with_extension("lock")];
+        for suffix in ["-wal", "-shm"] {
+            paths.push(PathBuf::from(format!("{}{suffix}", path.display())));
+        }
+        Created {
+            paths: paths.into_iter().filter(|p| !p.exists()).collect(),
+            keep: false,
+        }
+    }
+
+    /// The command succeeded: what it created stays.
+    pub fn keep(mut self) {
+        self.keep = true;
+    }
+}
+
+impl Drop for Created {
+    fn drop(&mut self) {
+        if !self.keep {
+            for p in &self.paths {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
 /// Version of the schema this build reads and writes.
 /// 2 added `stop` (why a variant's measurement stopped), 3 `control` (base measured in the
 /// same bench process), 4 `kernels` (what the variant's kernels compiled to); an older store
@@ -356,6 +393,24 @@ impl Store {
         let tx = self.conn.unchecked_transaction()?;
         for m in rows {
             Self::insert(&tx, m, None)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores `rows` and `spaces` in one transaction (`import`): all of them or, if
+    /// anything fails, none.
+    pub fn put_all(&self, rows: &[Measurement], spaces: &[Space]) -> Result<()> {
+        let tx = self.conn.unchecked_transaction()?;
+        for m in rows {
+            Self::insert(&tx, m, None)?;
+        }
+        for sp in spaces {
+            tx.execute(
+                "INSERT OR REPLACE INTO spaces (package, function, space_size, attribute)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![sp.package, sp.function, sp.size as i64, sp.attribute],
+            )?;
         }
         tx.commit()?;
         Ok(())
