@@ -22,7 +22,7 @@ use super::{
 
 #[derive(Deserialize)]
 struct ResultsFile {
-    results: Vec<Json>,
+    results: Vec<Entry>,
     #[serde(default)]
     metadata: Option<Meta>,
 }
@@ -125,6 +125,31 @@ const ENTRY_FIELDS: &[(&str, Kind, bool)] = &[
     ("measurements", Kind::List, false),
 ];
 
+/// The error of a results file that did not read, naming the field: read again untyped (only
+/// when malformed), since a configuration's parameters keep their order only when read typed.
+fn malformed(path: &Path, text: &[u8], e: serde_json::Error) -> ImportError {
+    let fallback = |at: &str, e: &dyn std::fmt::Display| {
+        ImportError::field(path, at, format!("{e} (a T4 results file)"))
+    };
+    let Ok(v) = serde_json::from_slice::<Json>(text) else {
+        return fallback("(top level)", &e);
+    };
+    let top = [
+        ("results", Kind::List, true),
+        ("metadata", Kind::Obj, false),
+    ];
+    if let Some(err) = diagnose(path, &v, "", &top) {
+        return err;
+    }
+    for (i, raw) in v["results"].as_array().into_iter().flatten().enumerate() {
+        let at = format!("results[{i}]");
+        if let Err(e) = Entry::deserialize(raw) {
+            return diagnose(path, raw, &at, ENTRY_FIELDS).unwrap_or_else(|| fallback(&at, &e));
+        }
+    }
+    fallback("metadata", &e)
+}
+
 /// Milliseconds per unit of a time measurement.
 fn per_unit(unit: &str) -> Option<f64> {
     Some(match unit {
@@ -138,21 +163,7 @@ fn per_unit(unit: &str) -> Option<f64> {
 
 /// Parses a T4 results file's text.
 pub(super) fn parse(path: &Path, text: &[u8]) -> Result<Tuning, ImportError> {
-    let file: ResultsFile = serde_json::from_slice(text).map_err(|e| {
-        let v: Option<Json> = serde_json::from_slice(text).ok();
-        v.and_then(|v| {
-            diagnose(
-                path,
-                &v,
-                "",
-                &[
-                    ("results", Kind::List, true),
-                    ("metadata", Kind::Obj, false),
-                ],
-            )
-        })
-        .unwrap_or_else(|| ImportError::field(path, "metadata", format!("{e} (a T4 results file)")))
-    })?;
+    let file: ResultsFile = serde_json::from_slice(text).map_err(|e| malformed(path, text, e))?;
     let meta = file.metadata.unwrap_or_default();
     let scale = match meta.timeunit.as_deref() {
         None => 1.0,
@@ -182,12 +193,8 @@ pub(super) fn parse(path: &Path, text: &[u8]) -> Result<Tuning, ImportError> {
     }
     let mut configs = Vec::with_capacity(file.results.len());
     let mut seen: HashMap<Vec<String>, usize> = HashMap::new();
-    for (i, raw) in file.results.iter().enumerate() {
+    for (i, entry) in file.results.into_iter().enumerate() {
         let at = format!("results[{i}]");
-        let entry = Entry::deserialize(raw).map_err(|e| {
-            diagnose(path, raw, &at, ENTRY_FIELDS)
-                .unwrap_or_else(|| ImportError::field(path, at.clone(), e.to_string()))
-        })?;
         if names.is_empty() {
             names = entry
                 .configuration
