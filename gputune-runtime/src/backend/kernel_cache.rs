@@ -96,6 +96,18 @@ impl Image {
             names: Vec::new(),
         }
     }
+
+    /// The image as a disk cache entry of `key` holds it: checked by [`Image::decode`].
+    #[cfg(feature = "cuda")]
+    pub fn encode(&self, key: Key) -> Vec<u8> {
+        encode(key, self)
+    }
+
+    /// The image [`Image::encode`] wrote for `key`; `None` if `data` is anything else.
+    #[cfg(feature = "cuda")]
+    pub fn decode(data: &[u8], key: Key) -> Option<Image> {
+        decode(data, key)
+    }
 }
 
 /// Identity of one compilation: a 128-bit digest of the NVRTC version, the options in order
@@ -140,6 +152,18 @@ impl Key {
             }
         }
         Key(h.finish())
+    }
+
+    /// The digest itself, to carry a key to another process.
+    #[cfg(feature = "cuda")]
+    pub fn bits(self) -> u128 {
+        self.0
+    }
+
+    /// The key whose [`Key::bits`] are `bits`.
+    #[cfg(feature = "cuda")]
+    pub fn from_bits(bits: u128) -> Key {
+        Key(bits)
     }
 
     /// 32 lower-case hex digits: the entry's file name.

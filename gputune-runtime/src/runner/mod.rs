@@ -74,6 +74,16 @@ pub fn main(benches: Vec<Bench>) -> ! {
 
 /// [`main`] with custom stopping criteria registered.
 pub fn main_with(benches: Vec<Bench>, criteria: Criteria) -> ! {
+    // A copy of this binary started to compile kernels beside the bench that started it
+    // (NVRTC runs one compilation at a time per process): it serves and ends.
+    #[cfg(feature = "cuda")]
+    {
+        use crate::backend::cuda::compile_worker;
+        if let Some(code) = compile_worker::serve_if_asked() {
+            std::process::exit(code)
+        }
+        compile_worker::enable();
+    }
     let args: Vec<String> = std::env::args().collect();
     let code = match run(&args, benches, criteria) {
         Ok(code) => code,

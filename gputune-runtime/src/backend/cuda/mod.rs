@@ -21,6 +21,7 @@
 //! [`Error::InvalidLaunch`]: crate::Error::InvalidLaunch
 //! [`Error::Compile`]: crate::Error::Compile
 
+pub mod compile_worker;
 mod device;
 mod errors;
 mod handles;

@@ -17,7 +17,16 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// What a failed compilation leaves in the memo: its kind (NVRTC rejected the source, or
 /// something else went wrong) and the message.
-type CompileFailed = (ErrorKind, String);
+pub(super) type CompileFailed = (ErrorKind, String);
+
+/// What a failed compilation leaves in the memo, from its error.
+pub(super) fn compile_failed(e: Error) -> CompileFailed {
+    let kind = e.kind();
+    match e {
+        Error::Device(message) | Error::Compile(message) => (kind, message),
+        other => (kind, other.to_string()),
+    }
+}
 
 /// The in-process image cache of every context (images do not depend on the context).
 fn memo() -> &'static Memo<CompileFailed> {
@@ -48,38 +57,35 @@ pub(super) fn image_key(
     Key::with_headers(program.source(), program.headers(), &options, version)
 }
 
-/// The image for `key` from the caches, else compiled (and stored on disk).
+/// The image for `key` from the caches, else compiled on this thread (and stored on disk).
 pub(super) fn cached_image(
     key: Key,
     program: &Program,
     (defines, names): (&[(&str, String)], &[&str]),
     cc: i32,
 ) -> (std::result::Result<Arc<Image>, CompileFailed>, Origin) {
-    memo().get_or_compile(
-        key,
-        disk_cache(),
-        || {
-            compile_for(program, defines, names, cc).map_err(|e| {
-                let kind = e.kind();
-                match e {
-                    Error::Device(message) | Error::Compile(message) => (kind, message),
-                    other => (kind, other.to_string()),
-                }
-            })
-        },
-        |dir, e| {
-            // Once per process: a cache that cannot be written slows later runs, nothing else.
-            static WARNED: Once = Once::new();
-            WARNED.call_once(|| {
-                eprintln!(
-                    "warning: cannot write the kernel cache in {} ({e}); kernels are compiled \
+    cached_image_by(key, || {
+        compile_for(program, defines, names, cc).map_err(compile_failed)
+    })
+}
+
+/// The image for `key` from the caches, else from `compile` (and stored on disk).
+pub(super) fn cached_image_by(
+    key: Key,
+    compile: impl FnOnce() -> std::result::Result<Image, CompileFailed>,
+) -> (std::result::Result<Arc<Image>, CompileFailed>, Origin) {
+    memo().get_or_compile(key, disk_cache(), compile, |dir, e| {
+        // Once per process: a cache that cannot be written slows later runs, nothing else.
+        static WARNED: Once = Once::new();
+        WARNED.call_once(|| {
+            eprintln!(
+                "warning: cannot write the kernel cache in {} ({e}); kernels are compiled \
                      again in each process (set {KERNEL_CACHE_ENV} to another directory, or to \
                      `off`)",
-                    dir.display()
-                );
-            });
-        },
-    )
+                dir.display()
+            );
+        });
+    })
 }
 
 /// A loaded module and its image (whose `names` hold the lowered names of its name

@@ -5,9 +5,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use super::compile_worker::{compile_in_worker, Job, WorkerSlot};
 use super::device::device_cc;
 use super::handles::CudaHandles;
-use super::module::{cached_image, image_key};
+use super::module::{cached_image_by, image_key};
 use super::nvrtc::{init_on_this_thread, nvrtc_version};
 use super::program::Program;
 use crate::backend::kernel_cache::{Key, Origin};
@@ -29,7 +30,10 @@ impl CudaHandles {
     /// process will run ([`tuned::planned`](crate::tuned::planned) says which), in the order
     /// they will run: the first is ready first, and the GPU measures while the rest compile.
     /// It uses one thread fewer than the machine has cores (at least one), leaving one to the
-    /// measurement. Images already in the disk cache are only read.
+    /// measurement; in a bench binary (one whose `main` is [`crate::main`]) each thread hands
+    /// its compilations to a compile worker process of its own, since NVRTC compiles one
+    /// program at a time per process ([`compile_worker`](super::compile_worker)). Images
+    /// already in the disk cache are only read.
     ///
     /// Errors of individual define sets are not returned here: each is remembered and
     /// returned by the `compile` call for that set, so it fails the variant it belongs to.
@@ -111,28 +115,40 @@ impl CudaHandles {
                 let summary = Mutex::new(PrecompileSummary::default());
                 std::thread::scope(|s| {
                     for _ in 0..threads {
-                        s.spawn(|| loop {
-                            if EXITING.load(Ordering::SeqCst) {
-                                break;
+                        s.spawn(|| {
+                            let mut slot = WorkerSlot::default();
+                            loop {
+                                if EXITING.load(Ordering::SeqCst) {
+                                    break;
+                                }
+                                let i = next.fetch_add(1, Ordering::Relaxed);
+                                let Some((key, program, defines)) = jobs.get(i) else {
+                                    break;
+                                };
+                                let defines: Vec<(&str, String)> = defines
+                                    .iter()
+                                    .map(|(n, v)| (n.as_str(), v.clone()))
+                                    .collect();
+                                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                                let job = Job {
+                                    key: *key,
+                                    program,
+                                    defines: &defines,
+                                    names: &names,
+                                    cc,
+                                };
+                                let (result, origin) =
+                                    cached_image_by(*key, || compile_in_worker(&mut slot, &job));
+                                let mut summary = summary.lock().unwrap_or_else(|e| e.into_inner());
+                                match (result, origin) {
+                                    (Err((_, message)), _) => summary.failed.push(message),
+                                    (Ok(_), Origin::Compiled) => summary.compiled += 1,
+                                    (Ok(_), Origin::Disk) => summary.from_disk += 1,
+                                    (Ok(_), Origin::Memory) => summary.in_memory += 1,
+                                }
                             }
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            let Some((key, program, defines)) = jobs.get(i) else {
-                                break;
-                            };
-                            let defines: Vec<(&str, String)> = defines
-                                .iter()
-                                .map(|(n, v)| (n.as_str(), v.clone()))
-                                .collect();
-                            let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                            let (result, origin) =
-                                cached_image(*key, program, (&defines, &names), cc);
                             let mut summary = summary.lock().unwrap_or_else(|e| e.into_inner());
-                            match (result, origin) {
-                                (Err((_, message)), _) => summary.failed.push(message),
-                                (Ok(_), Origin::Compiled) => summary.compiled += 1,
-                                (Ok(_), Origin::Disk) => summary.from_disk += 1,
-                                (Ok(_), Origin::Memory) => summary.in_memory += 1,
-                            }
+                            summary.worker_processes += slot.started;
                         });
                     }
                 });
@@ -301,6 +317,9 @@ pub struct PrecompileSummary {
     pub failed: Vec<String>,
     /// Threads that compiled.
     pub threads: usize,
+    /// Compile worker processes the threads started (none where the bench binary cannot
+    /// serve as one: then NVRTC ran on the threads themselves).
+    pub worker_processes: usize,
     /// Wall time from the call to the last compilation, in seconds.
     pub seconds: f64,
 }
@@ -309,11 +328,12 @@ impl std::fmt::Display for PrecompileSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "precompiled {} kernel module(s) in {:.2} s on {} thread(s): {} compiled, {} from \
-             the disk cache, {} already in memory, {} failed",
+            "precompiled {} kernel module(s) in {:.2} s on {} thread(s) ({} compile worker \
+             process(es)): {} compiled, {} from the disk cache, {} already in memory, {} failed",
             self.compiled + self.from_disk + self.in_memory + self.failed.len(),
             self.seconds,
             self.threads,
+            self.worker_processes,
             self.compiled,
             self.from_disk,
             self.in_memory,
