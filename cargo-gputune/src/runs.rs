@@ -159,16 +159,17 @@ pub(crate) struct Plan<'a> {
 
 impl Plan<'_> {
     /// The flags of a deciding search's first pass (`--decide`): every variant gets
-    /// `--min-samples` cold samples (at least 2) and no race; the finalists are measured with
-    /// the plan's own flags afterwards ([`crate::finals`]). `None` when the search does not
-    /// decide: then its flags are the only pass.
+    /// `--min-samples` cold samples (at least 2), unless its first three already place it far
+    /// behind the best so far in its process (`--decide`'s early look, `Race` in the
+    /// runtime); the finalists are measured with the plan's own flags afterwards
+    /// ([`crate::finals`]). `None` when the search does not decide: then its flags are the only
+    /// pass.
     pub(crate) fn screening(&self) -> Option<BenchArgs> {
         self.bench_args.decide?;
         let mut a = self.bench_args.clone();
         a.stopping_criterion = Some("sample-count".into());
         a.target_samples = a.min_samples.max(2);
         a.min_samples = a.target_samples;
-        a.decide = None;
         a.race = None;
         Some(a)
     }
@@ -334,7 +335,11 @@ impl Plan<'_> {
                 } else {
                     for row in &mut rows {
                         row.control = controls.get(&row.rt_workload).cloned().unwrap_or_default();
-                        if screening && row.stop == Some(StopReason::Criterion) {
+                        // Stopped by the screening's sample count or by its early look: either
+                        // way screened (the message says which).
+                        if screening
+                            && matches!(row.stop, Some(StopReason::Criterion | StopReason::Raced))
+                        {
                             row.stop = Some(StopReason::Screened);
                         }
                     }

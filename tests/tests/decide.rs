@@ -24,7 +24,8 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
     let out = gputune(&bin, "gputune-fixture-spin", &db, &search);
     assert!(out.status.success(), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    // The screening pass: base as the control, then every variant, 10 samples each.
+    // The screening pass: base as the control, then every variant, 10 samples each (or 3, when
+    // they already place it far behind the best so far: `--decide`'s early look).
     assert!(
         stderr.contains("--variant spin.base,spin.work_")
             && stderr.contains("--target-samples 10")
@@ -43,10 +44,19 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
     assert!(!text(&out).contains("unscored"), "{}", text(&out));
 
     let store = rusqlite::Connection::open(&db).expect("the store opens");
-    let rows: Vec<(String, String, Option<String>, Option<String>)> = store
-        .prepare("SELECT variant, samples, stop, control FROM results")
+    type Row = (
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
+    let rows: Vec<Row> = store
+        .prepare("SELECT variant, samples, stop, control, message FROM results")
         .expect("query")
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
         .expect("rows")
         .collect::<Result<_, _>>()
         .expect("rows");
@@ -57,7 +67,7 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
             .len()
     };
     let mut finalists = Vec::new();
-    for (variant, samples, stop, control) in &rows {
+    for (variant, samples, stop, control, message) in &rows {
         let n = count(samples);
         if variant == "base" {
             // Base is measured in full in the finals, and is nobody's variant: no control.
@@ -68,6 +78,14 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
         // Every variant is judged against base measured in its own process.
         let control = control.as_deref().map(count).unwrap_or_default();
         match stop.as_deref() {
+            Some("screened") if n == 3 => {
+                assert_eq!(control, 10, "{variant}");
+                assert!(
+                    message.as_deref().is_some_and(|m| m.starts_with("raced:")),
+                    "{variant}: {message:?}"
+                );
+                assert_ne!(variant, "work_1", "the fastest is never dropped early");
+            }
             Some("screened") => assert_eq!((n, control), (10, 10), "{variant}"),
             Some("criterion") => {
                 assert_eq!((n, control), (100, 100), "{variant}");
@@ -85,9 +103,40 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
             other => panic!("{variant}: stop {other:?}"),
         }
     }
-    // The fastest can win, and one eight times slower cannot.
+    // The fastest can win, and one eight times slower cannot: three samples told.
     assert!(finalists.contains(&"work_1"), "{rows:?}");
     assert!(!finalists.contains(&"work_8"), "{rows:?}");
+    // The early look, exactly where it applies: a variant at least twice as slow as base
+    // (work_8) or as a variant screened before it in the process stops after three samples.
+    let order: Vec<&str> = stderr
+        .split("--variant spin.base,")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the screening's variant list")
+        .split(',')
+        .filter_map(|l| l.strip_prefix("spin."))
+        .collect();
+    let work = |label: &str| -> u32 {
+        label
+            .strip_prefix("work_")
+            .and_then(|k| k.parse().ok())
+            .expect("work_K")
+    };
+    for (i, label) in order.iter().enumerate() {
+        let behind = std::iter::once(8)
+            .chain(order[..i].iter().map(|l| work(l)))
+            .any(|earlier| 2 * earlier <= work(label));
+        let row = rows.iter().find(|r| r.0 == *label).expect("a row");
+        if behind {
+            assert_eq!(
+                (count(&row.1), row.2.as_deref()),
+                (3, Some("screened")),
+                "{label} after {order:?}: {row:?}"
+            );
+        } else if row.2.as_deref() == Some("screened") {
+            assert_eq!(count(&row.1), 10, "{label} after {order:?}: {row:?}");
+        }
+    }
 
     // The report says why each stopped; a rerun measures nothing.
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");

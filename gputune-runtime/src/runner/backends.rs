@@ -47,6 +47,25 @@ impl Backends {
         })
     }
 
+    /// The devices [`Backends::open`] would open, described without opening them (no CUDA
+    /// context: `--devices` answers in the time of the driver's initialisation).
+    pub(super) fn describe(benches: &[Bench], cli: &Cli) -> Result<Vec<DeviceInfo>> {
+        let wants = |k: BackendKind| benches.iter().any(|b| b.backend == k);
+        let mut devices = Vec::new();
+        if wants(BackendKind::Cpu) && benches.iter().any(|b| b.state_count() > 0) {
+            devices.push(CpuBackend::open(0)?.device().clone());
+        }
+        if !cli.cpu && wants(BackendKind::Cuda) {
+            #[cfg(feature = "cuda")]
+            devices.push(crate::backend::cuda::CudaBackend::describe(cli.device)?);
+            #[cfg(not(feature = "cuda"))]
+            return Err(Error::NoDevice(
+                "a selected bench needs CUDA, but gputune-runtime was built without its `cuda` feature".into(),
+            ));
+        }
+        Ok(devices)
+    }
+
     pub(super) fn devices(&self) -> Vec<DeviceInfo> {
         let mut d = Vec::new();
         if let Some(c) = &self.cpu {

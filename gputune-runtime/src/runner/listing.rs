@@ -18,11 +18,9 @@ pub(super) fn list(benches: &[Bench], indices: &[usize]) {
 
 /// Opens the devices the selected benches need and prints them.
 pub(super) fn devices(benches: &[Bench], cli: &Cli) -> Result<()> {
-    let backends = Backends::open(benches, cli)?;
     let doc = DevicesDoc {
         protocol: PROTOCOL,
-        devices: backends
-            .devices()
+        devices: Backends::describe(benches, cli)?
             .iter()
             .map(output::device_record)
             .collect(),

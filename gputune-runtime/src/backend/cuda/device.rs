@@ -40,18 +40,21 @@ pub(super) struct RawAttributes {
 }
 
 impl RawAttributes {
-    pub(super) fn read(context: &CudaContext) -> Self {
+    /// Reads the attributes of `device` (from `cuDeviceGet`), which needs no context.
+    pub(super) fn read(device: sys::CUdevice) -> Self {
         use sys::CUdevice_attribute as A;
-        let get = |a: A| context.attribute(a).ok();
+        // SAFETY: `device` came from the driver; the queries only write their results.
+        let get = |a: A| unsafe { driver::device::get_attribute(device, a) }.ok();
         RawAttributes {
-            name: context.name().ok(),
+            name: driver::device::get_name(device).ok(),
             compute_capability: get(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
                 .zip(get(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)),
             multiprocessor_count: get(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
             clock_rate_khz: get(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
             memory_clock_rate_khz: get(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
             global_memory_bus_width_bits: get(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
-            total_memory_bytes: context.total_mem().ok(),
+            // SAFETY: as above.
+            total_memory_bytes: unsafe { driver::device::total_mem(device) }.ok(),
             l2_cache_size_bytes: get(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE),
             max_threads_per_block: get(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
             max_shared_memory_per_block_optin: get(

@@ -207,64 +207,28 @@ impl CudaBackend {
     /// without device `ordinal` gets [`Error::NoDevice`] with a message saying which; it never
     /// panics.
     pub fn open(ordinal: u32) -> Result<CudaBackend> {
-        // SAFETY: only tries to dlopen the candidate library names; nothing is called.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(Error::NoDevice(
-                "the NVIDIA driver library (libcuda.so.1) could not be loaded: this machine has \
-                 no NVIDIA driver, or its library directory is not on the loader path \
-                 (LD_LIBRARY_PATH)"
-                    .into(),
-            ));
-        }
-        // cudarc panics when a driver entry point is missing; turn that into an error too.
-        match quietly(|| Self::open_with_driver(ordinal)) {
-            Ok(result) => result,
-            Err(panic) => Err(Error::NoDevice(format!(
-                "the NVIDIA driver library could not be used to open CUDA device {ordinal}: \
-                 {panic}"
-            ))),
-        }
+        with_driver(ordinal, || Self::open_with_driver(ordinal))
+    }
+
+    /// What device `ordinal` is, without opening it: the driver's attributes need no
+    /// context, and a context costs a few hundred milliseconds (the bench's `--devices`).
+    /// The same checks and errors as [`CudaBackend::open`].
+    pub fn describe(ordinal: u32) -> Result<DeviceInfo> {
+        with_driver(ordinal, || {
+            let device = checked_device(ordinal)?;
+            Ok(device_info(ordinal, &RawAttributes::read(device)))
+        })
     }
 
     fn open_with_driver(ordinal: u32) -> Result<CudaBackend> {
-        let version = driver_version().map_err(|e| {
-            Error::NoDevice(format!(
-                "cannot query the NVIDIA driver version: {}",
-                describe(e)
-            ))
-        })?;
-        if version < MIN_DRIVER_VERSION {
-            return Err(Error::NoDevice(format!(
-                "the NVIDIA driver supports CUDA {}.{}, but gputune's CUDA backend needs a \
-                 driver for CUDA 13.0 or newer (R580+)",
-                version / 1000,
-                version % 1000 / 10
-            )));
-        }
-        driver::init().map_err(|e| {
-            Error::NoDevice(format!(
-                "the CUDA driver failed to initialise: {}",
-                describe(e)
-            ))
-        })?;
-        let count = driver::device::get_count()
-            .map_err(|e| Error::NoDevice(format!("cannot count CUDA devices: {}", describe(e))))?;
-        if i64::from(ordinal) >= i64::from(count) {
-            let visible = std::env::var("CUDA_VISIBLE_DEVICES")
-                .map(|v| format!(" (CUDA_VISIBLE_DEVICES={v})"))
-                .unwrap_or_default();
-            return Err(Error::NoDevice(format!(
-                "CUDA device {ordinal} was requested, but {count} CUDA device(s) are \
-                 visible{visible}"
-            )));
-        }
+        let device = checked_device(ordinal)?;
         let context = CudaContext::new(ordinal as usize).map_err(|e| {
             Error::NoDevice(format!(
                 "cannot create a context on CUDA device {ordinal}: {}",
                 describe(e)
             ))
         })?;
-        let info = device_info(ordinal, &RawAttributes::read(&context));
+        let info = device_info(ordinal, &RawAttributes::read(device));
         Self::with_context(info, context)
     }
 
@@ -569,6 +533,67 @@ fn sm_clock_rate(timestamps: [u64; 4]) -> Option<f64> {
     let ns = ns1.checked_sub(ns0).filter(|&d| d > 0)?;
     let cycles = clock1.checked_sub(clock0)?;
     Some(cycles as f64 / ns as f64 * 1e9)
+}
+
+/// Runs `f` with the driver loaded, turning a missing library or entry point into
+/// [`Error::NoDevice`] (cudarc panics on those) instead of a panic.
+fn with_driver<T>(ordinal: u32, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    // SAFETY: only tries to dlopen the candidate library names; nothing is called.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(Error::NoDevice(
+            "the NVIDIA driver library (libcuda.so.1) could not be loaded: this machine has \
+             no NVIDIA driver, or its library directory is not on the loader path \
+             (LD_LIBRARY_PATH)"
+                .into(),
+        ));
+    }
+    match quietly(f) {
+        Ok(result) => result,
+        Err(panic) => Err(Error::NoDevice(format!(
+            "the NVIDIA driver library could not be used to open CUDA device {ordinal}: \
+             {panic}"
+        ))),
+    }
+}
+
+/// The driver's handle of device `ordinal`, after checking the driver's version and that the
+/// device exists.
+fn checked_device(ordinal: u32) -> Result<sys::CUdevice> {
+    let version = driver_version().map_err(|e| {
+        Error::NoDevice(format!(
+            "cannot query the NVIDIA driver version: {}",
+            describe(e)
+        ))
+    })?;
+    if version < MIN_DRIVER_VERSION {
+        return Err(Error::NoDevice(format!(
+            "the NVIDIA driver supports CUDA {}.{}, but gputune's CUDA backend needs a \
+             driver for CUDA 13.0 or newer (R580+)",
+            version / 1000,
+            version % 1000 / 10
+        )));
+    }
+    driver::init().map_err(|e| {
+        Error::NoDevice(format!(
+            "the CUDA driver failed to initialise: {}",
+            describe(e)
+        ))
+    })?;
+    let count = driver::device::get_count()
+        .map_err(|e| Error::NoDevice(format!("cannot count CUDA devices: {}", describe(e))))?;
+    if i64::from(ordinal) >= i64::from(count) {
+        let visible = std::env::var("CUDA_VISIBLE_DEVICES")
+            .map(|v| format!(" (CUDA_VISIBLE_DEVICES={v})"))
+            .unwrap_or_default();
+        return Err(Error::NoDevice(format!(
+            "CUDA device {ordinal} was requested, but {count} CUDA device(s) are \
+             visible{visible}"
+        )));
+    }
+    let ordinal =
+        i32::try_from(ordinal).map_err(|_| Error::NoDevice(format!("no CUDA device {ordinal}")))?;
+    driver::device::get(ordinal)
+        .map_err(|e| Error::NoDevice(format!("cannot get CUDA device {ordinal}: {}", describe(e))))
 }
 
 #[cfg(test)]
