@@ -26,6 +26,9 @@
 #   gpu-vs-kt.sh rowsum.
 # - gemv: .gpu/gemv-bundle, the half-precision matrix-vector product's space (72 points, a
 #   register limit among them) at 8192 x 8192 bf16, default settings, for gpu-vs-kt.sh gemv.
+# - histogram: .gpu/histogram-bundle, the 256-bin histogram's space (240 points) at 2^26 keys,
+#   default settings: the short kernel written for issue 24 before any default was tuned on
+#   it, for gpu-vs-kt.sh histogram.
 # - real-kernels: .gpu/real-kernels-test, the GPU test of kernels that include CUDA's headers,
 #   CUB and an embedded header (issue 32; gpu-real-kernels.sh runs it and the two above).
 # - large-base: .gpu/sgemm-large-base, the large space's bench as production builds it (base).
@@ -135,6 +138,9 @@ for line in sys.stdin:
       # bf16 only: Kernel Tuner's side (kt_tune.py gemv) tunes bf16.
       bundle .gpu/gemv-bundle -p gputune-example-gemv-half search -a 'T=bf16'
       ;;
+    histogram)
+      bundle .gpu/histogram-bundle -p gputune-example-histogram-cuda search
+      ;;
     real-kernels)
       # CUDA's headers, CUB, an embedded header and a register limit through the kernel handle
       # on a GPU (run it there as it is; gpu-real-kernels.sh does).
@@ -165,10 +171,11 @@ for line in sys.stdin:
       cp examples/scale-cuda/src/scale.cu examples/reduce-cuda/src/reduce.cu \
         examples/transpose-cuda/src/transpose.cu examples/sgemm-cuda/src/sgemm.cu \
         examples/conv-cuda/src/conv.cu examples/cub-rowsum/src/rowsum.cu \
-        examples/gemv-half/src/gemv.cu examples/gemv-half/src/half_vec.cuh .gpu/kt-src/
+        examples/gemv-half/src/gemv.cu examples/gemv-half/src/half_vec.cuh \
+        examples/histogram-cuda/src/histogram.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, real-kernels, large-base, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac

@@ -4,10 +4,11 @@ gputune's example kernels with Kernel Tuner 1.5 (brute force, CuPy backend, ever
 configuration verified) over the same space, the same source and the same problem size as
 gputune's bundle, and writes what the search cost and found as JSON.
 
-  python3 kt_tune.py PROBLEM --src DIR --json OUT.json      (PROBLEM: scale reduce transpose sgemm conv rowsum gemv)
+  python3 kt_tune.py PROBLEM --src DIR --json OUT.json      (PROBLEM: scale reduce transpose sgemm conv rowsum gemv histogram)
   python3 kt_tune.py PROBLEM --check-space [--bundle DIR]   (no GPU, no CuPy: the space's size)
 
---src is a folder holding scale.cu, reduce.cu, transpose.cu, sgemm.cu, conv.cu, rowsum.cu, gemv.cu
+--src is a folder holding scale.cu, reduce.cu, transpose.cu, sgemm.cu, conv.cu, rowsum.cu, gemv.cu,
+histogram.cu
 and the header gemv.cu includes, half_vec.cuh (build-gpu.sh's kt part copies them to .gpu/kt-src);
 by default the folder kt-src next to this script, else the examples of the repository this script
 is in.
@@ -227,6 +228,21 @@ PROBLEMS = {
         headers=["half_vec.cuh"],
         # Tuning parameters that are compiler options too: one tune_kernel call per value.
         option_params=[("MAXRREG", lambda v: ["--maxrregcount=%d" % v] if v else [])],
+    ),
+    "histogram": dict(
+        src="histogram.cu", crate="histogram-cuda", kernel="histogram",
+        params=[("tpb", "TPB", [128, 256, 512, 1024]), ("ipt", "IPT", [1, 2, 4, 8, 16]),
+                ("copies", "COPIES", [1, 2, 4, 8]), ("bps", "BPS", [1, 2, 4, 8])],
+        derived=[],
+        restrictions=["COPIES * 32 <= TPB", "TPB * BPS <= 2048"],
+        base={"TPB": 256, "IPT": 1, "COPIES": 1, "BPS": 4},
+        expected_size=240,
+        block_size_names=["TPB"],
+        # BPS blocks per SM (lib.rs): the problem size is 8 x the SMs (make_histogram), divided
+        # by 8 // BPS.
+        grid_div_x=["8 // BPS"], grid_div_y=None,
+        smem=None,
+        n=1 << 26,  # keys
     ),
 }
 
@@ -644,8 +660,25 @@ def make_gemv(spec, np, cp):
     return args, [None, None, y, None, None], verify, None, (m,)
 
 
+def make_histogram(spec, np, cp):
+    n = spec["n"]
+    rng = np.random.default_rng(SEED)
+    keys = rng.integers(0, 256, size=n, dtype=np.uint32)
+    expected = np.bincount(keys, minlength=256).astype(np.uint32)
+    # Zeroed (the wrapper zeroes them before each launch): Kernel Tuner resets the arguments
+    # before its verifying run, and the later runs only add to them.
+    bins = np.zeros(256, dtype=np.uint32)
+    sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
+
+    def verify(answer, result, atol=None):
+        return bool(np.array_equal(result[2], expected))
+
+    args = [keys, np.int64(n), bins]
+    return args, [None, None, bins], verify, None, (8 * sms,)
+
+
 MAKERS = {"scale": make_scale, "reduce": make_reduce, "transpose": make_transpose, "sgemm": make_sgemm,
-          "conv": make_conv, "rowsum": make_rowsum, "gemv": make_gemv}
+          "conv": make_conv, "rowsum": make_rowsum, "gemv": make_gemv, "histogram": make_histogram}
 
 
 def source_dir(given):
