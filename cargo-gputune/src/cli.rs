@@ -201,6 +201,11 @@ pub struct ReplayArgs {
     /// Most variants to evaluate per function (default: the whole space).
     #[arg(long, value_name = "N")]
     pub max_evals: Option<usize>,
+    /// Stop once the evaluated variants' recorded seconds (build + run; for a Kernel Tuner
+    /// cache, compile + benchmark + verification time, as its simulation mode charges) pass
+    /// this; the variant that crosses it counts.
+    #[arg(long, value_name = "SECONDS")]
+    pub time_limit: Option<f64>,
     /// Variants per batch the strategy is asked for. Smaller than search's default, since a
     /// batch as large as the space leaves a strategy nothing to choose.
     #[arg(long, default_value_t = 4, value_name = "N")]

@@ -211,6 +211,7 @@ fn replay_command(
     let limits = replay::Limits {
         batch_size: r.batch_size,
         max_evals: r.max_evals,
+        time_limit: r.time_limit,
     };
     let mut replayed = Vec::new();
     for g in &groups {
@@ -227,6 +228,16 @@ fn replay_command(
                 "{}: the store keeps no #[tune] attribute for it; replaying over the measured \
                  variants, without their parameter structure",
                 record.title
+            ));
+        }
+        if record.partial() {
+            out.status(&format!(
+                "{}: the store recorded {} of the space's {} points; replaying over those {} \
+                 (a point it never measured is not an evaluation)",
+                record.title,
+                record.recorded_points(),
+                record.declared,
+                record.recorded_points()
             ));
         }
         let runs = (r.seed..r.seed.saturating_add(r.seeds))
