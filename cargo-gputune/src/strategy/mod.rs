@@ -6,6 +6,7 @@
 //! return nothing only once every point was evaluated or their own bound is reached.
 
 mod annealing;
+mod forest;
 mod genetic;
 pub mod space;
 mod surrogate;

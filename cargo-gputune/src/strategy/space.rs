@@ -166,6 +166,28 @@ impl Indexed {
         out
     }
 
+    /// The points that differ from point `i` in one parameter, by any value.
+    pub fn hamming_neighbours(&self, i: usize) -> Vec<usize> {
+        let Some(c) = &self.coords[i] else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut q = c.clone();
+        for p in 0..c.len() {
+            for v in 0..self.sizes[p] {
+                if v == c[p] {
+                    continue;
+                }
+                q[p] = v;
+                if let Some(j) = self.at(&q) {
+                    out.push(j);
+                }
+            }
+            q[p] = c[p];
+        }
+        out
+    }
+
     /// Each point's coordinates scaled to [0, 1] per parameter, for distances.
     pub fn unit(&self, i: usize) -> Option<Vec<f64>> {
         let c = self.coords[i].as_ref()?;

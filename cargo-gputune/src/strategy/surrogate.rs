@@ -1,31 +1,52 @@
-//! Model-guided search: a k-nearest-neighbour surrogate over the parameters' value indices
-//! predicts each unevaluated point's score and its uncertainty, and the batch takes the
-//! points of highest expected improvement over the best score so far (Bayesian optimisation
-//! without a Gaussian process: kNN is cheap, needs no fitting, and copes with the categorical
-//! and power-of-two axes that make a GP's kernel a guess).
+//! Model-guided search, the default guided strategy: Bayesian optimisation with a tree
+//! ensemble ([`Forest`]) as the model, alternating with model-guided local search. After a
+//! small random start, the model is fitted to the logarithm of every score so far (a failure
+//! as worse than the worst score, so that it learns where the space fails), and each pick is
+//! the unevaluated point of highest expected improvement over the best: in most rounds among
+//! the points one parameter away from the best so far, in the others anywhere.
+//! `docs/strategies.md` says why this model and these settings, and how they were chosen.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
+use super::forest::{Forest, Growth};
 use super::space::{Batch, Params, Walk};
 use super::Strategy;
 
 /// Scored points before the model is trusted; until then the batch is random.
 const INITIAL: usize = 6;
-/// Neighbours the prediction averages.
-const K: usize = 4;
-/// Candidates scored per batch at most (a random subset of a larger space).
-const CANDIDATES: usize = 4096;
-/// Picks of a batch after each of which the model takes the pick's prediction as observed
-/// ("kriging believer"), so that one batch spreads instead of crowding one optimum; the
-/// rest of a large batch follows the last ranking, to keep the cost bounded.
-const BELIEVED: usize = 8;
+/// The model's trees and their smallest leaf.
+const GROWTH: Growth = Growth {
+    trees: 16,
+    min_leaf: 1,
+};
+/// The share of rounds whose picks are local: among the points one parameter away (by any
+/// value) from the best so far, rather than anywhere in the space. The model alone explores
+/// too much on spaces of many parameters; the community's strongest strategies (tabu search,
+/// annealing, variable neighbourhood search) are local.
+const LOCAL_SHARE: f64 = 0.7;
+/// Candidates scored per pick at most (a seeded random subset of a larger space): every
+/// point of the community's largest spaces (17,956) is considered.
+const CANDIDATES: usize = 24_576;
+/// Picks of a batch after each of which the model is refitted with the pick's prediction
+/// taken as observed ("kriging believer"), so that one batch spreads instead of crowding one
+/// optimum; the rest of a large batch follows the last ranking, to keep the cost bounded.
+const BELIEVED: usize = 4;
+/// How much worse than the worst score a failure is taken to be, in log units.
+const FAILURE_PENALTY: f64 = 1.0;
+/// A floor under the model's uncertainty, in log units: trees that agree exactly on a point
+/// they never saw are not certain of it.
+const SD_FLOOR: f64 = 1e-3;
 
 /// The surrogate strategy.
 pub struct Surrogate {
     walk: Walk,
+    seed: u64,
+    rounds: u64,
 }
 
 impl Surrogate {
@@ -33,43 +54,10 @@ impl Surrogate {
     pub fn new(params: Params, seed: u64) -> Surrogate {
         Surrogate {
             walk: Walk::new(params, seed),
+            seed,
+            rounds: 0,
         }
     }
-}
-
-/// The predicted mean and standard deviation at `x` from `observed` (point, score).
-fn predict(x: &[f64], observed: &[(Vec<f64>, f64)], spread: f64) -> (f64, f64) {
-    let mut near: Vec<(f64, f64)> = observed
-        .iter()
-        .map(|(p, s)| {
-            let d2: f64 = p.iter().zip(x).map(|(a, b)| (a - b) * (a - b)).sum();
-            (d2.sqrt(), *s)
-        })
-        .collect();
-    // The K nearest without sorting them all: this runs for every candidate, on spaces of
-    // thousands of points.
-    if near.len() > K {
-        near.select_nth_unstable_by(K - 1, |a, b| a.0.total_cmp(&b.0));
-        near.truncate(K);
-    }
-    let weights: Vec<f64> = near.iter().map(|(d, _)| 1.0 / (d + 1e-6)).collect();
-    let total: f64 = weights.iter().sum();
-    let mean = near
-        .iter()
-        .zip(&weights)
-        .map(|((_, s), w)| s * w)
-        .sum::<f64>()
-        / total;
-    let var = near
-        .iter()
-        .zip(&weights)
-        .map(|((_, s), w)| w * (s - mean) * (s - mean))
-        .sum::<f64>()
-        / total;
-    // Far from everything observed, the neighbours say little: the uncertainty grows with
-    // the distance to them, on the scale of the scores seen.
-    let dist = near.iter().map(|(d, _)| d).sum::<f64>() / near.len().max(1) as f64;
-    (mean, var.sqrt() + spread * dist)
 }
 
 /// Expected improvement over `best` of a normal prediction.
@@ -92,24 +80,34 @@ impl Strategy for Surrogate {
         scored: &BTreeMap<String, Option<f64>>,
         count: usize,
     ) -> Vec<String> {
+        // The trees draw from their own generator, seeded per round, so that the random
+        // start and fill draw the same points whatever the model did.
+        let mut tree_rng =
+            ChaCha8Rng::seed_from_u64(self.seed ^ 0x5eed_f0e5_7000_0000 ^ self.rounds);
+        self.rounds += 1;
         let (ix, rng, evaluated) = self.walk.view(space, scored);
-        // A failure counts as a score of 0 (infinitely slow): failures cluster (too many
-        // registers, too much shared memory), and the model should learn to avoid them.
-        let mut observed: Vec<(Vec<f64>, f64)> = evaluated
+        let logs: Vec<f64> = evaluated
             .iter()
-            .enumerate()
-            .filter_map(|(i, s)| Some((ix.unit(i)?, (*s)?.unwrap_or(0.0))))
+            .filter_map(|s| (*s)?)
+            .filter(|s| *s > 0.0)
+            .map(f64::ln)
             .collect();
-        let good: Vec<f64> = evaluated.iter().filter_map(|s| (*s)?).collect();
         let mut batch = Batch::new(&evaluated, count);
-        let normal = Normal::standard();
-        if good.len() >= INITIAL {
-            let best = good.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let mean = good.iter().sum::<f64>() / good.len() as f64;
-            let spread = (good.iter().map(|s| (s - mean) * (s - mean)).sum::<f64>()
-                / good.len() as f64)
-                .sqrt()
-                .max(1e-3 * best.abs());
+        if logs.len() >= INITIAL {
+            let best = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let worst = logs.iter().copied().fold(f64::INFINITY, f64::min);
+            let mut x: Vec<Vec<f64>> = Vec::new();
+            let mut y: Vec<f64> = Vec::new();
+            for (i, s) in evaluated.iter().enumerate() {
+                let (Some(s), Some(u)) = (s, ix.unit(i)) else {
+                    continue;
+                };
+                x.push(u);
+                y.push(match s {
+                    Some(v) if *v > 0.0 => v.ln(),
+                    _ => worst - FAILURE_PENALTY,
+                });
+            }
             let mut candidates: Vec<(usize, Vec<f64>)> = (0..ix.labels.len())
                 .filter(|&i| evaluated[i].is_none())
                 .filter_map(|i| Some((i, ix.unit(i)?)))
@@ -117,15 +115,36 @@ impl Strategy for Surrogate {
             // Shuffled first, so that equal expected improvements are broken by the seed.
             candidates.shuffle(rng);
             candidates.truncate(CANDIDATES);
+            let normal = Normal::standard();
             let mut ranked: Vec<(usize, f64, f64)> = Vec::new();
+            let mut forest = Forest::fit(&x, &y, GROWTH, &mut tree_rng);
+            // The best point so far, whose one-parameter neighbours a local round chooses
+            // among; a round goes local by a draw of the trees' generator.
+            let incumbent = evaluated
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| Some((i, (*s)??)))
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+            let local: HashSet<usize> = incumbent
+                .map(|(i, _)| ix.hamming_neighbours(i))
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|&j| evaluated[j].is_none())
+                .collect();
+            let go_local = !local.is_empty() && tree_rng.random_bool(LOCAL_SHARE);
             for pick in 0..count.min(candidates.len()) {
                 if pick < BELIEVED || ranked.is_empty() {
+                    if pick > 0 {
+                        forest = Forest::fit(&x, &y, GROWTH, &mut tree_rng);
+                    }
                     ranked = candidates
                         .iter()
                         .filter(|(i, _)| !batch.points.contains(i))
-                        .map(|(i, x)| {
-                            let (m, sd) = predict(x, &observed, spread);
-                            (*i, expected_improvement(m, sd, best, &normal), m)
+                        .filter(|(i, _)| !go_local || local.contains(i))
+                        .map(|(i, u)| {
+                            let (m, sd) = forest.predict(u);
+                            let ei = expected_improvement(m, sd.max(SD_FLOOR), best, &normal);
+                            (*i, ei, m)
                         })
                         .collect();
                     // Best last, for `pop`; the sort is stable, so ties keep the seeded order.
@@ -135,8 +154,9 @@ impl Strategy for Surrogate {
                     break;
                 };
                 batch.push(i);
-                if let Some(x) = ix.unit(i) {
-                    observed.push((x, m));
+                if let Some(u) = ix.unit(i) {
+                    x.push(u);
+                    y.push(m);
                 }
             }
         }
