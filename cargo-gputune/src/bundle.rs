@@ -167,8 +167,19 @@ pub fn run_bundle(args: &RunBundleArgs, store: &Store, out: &mut Output) -> Resu
         .with_context(|| format!("cannot create {}", work_dir.display()))?;
     for b in &bundle.benches {
         let base_bin = dir.join(&b.base);
-        let declared = protocol::list(&base_bin, &[])?;
-        let filtered = protocol::list(&base_bin, &b.user_axes)?;
+        // Three processes of the base binary that need nothing of each other: side by side,
+        // the device's (the driver's start-up) hides the lists'.
+        let (declared, filtered, device) = std::thread::scope(|s| {
+            let declared = s.spawn(|| protocol::list(&base_bin, &[]));
+            let filtered = s.spawn(|| protocol::list(&base_bin, &b.user_axes));
+            let device = protocol::device(&base_bin, &b.bench, args.device);
+            let joined = |h: std::thread::ScopedJoinHandle<'_, Result<_>>| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a probe of the bench panicked")))
+            };
+            (joined(declared), joined(filtered), device)
+        });
+        let (declared, filtered) = (declared?, filtered?);
         let find = |list: &[protocol::BenchInfo]| {
             list.iter()
                 .find(|i| i.name == b.bench)
@@ -176,7 +187,7 @@ pub fn run_bundle(args: &RunBundleArgs, store: &Store, out: &mut Output) -> Resu
                 .with_context(|| format!("{} has no bench `{}`", base_bin.display(), b.bench))
         };
         let (info, declared) = (find(&filtered)?, find(&declared)?);
-        let (device, arch) = protocol::device(&base_bin, &b.bench, args.device)?;
+        let (device, arch) = device?;
         store.put_space(
             &b.package,
             &b.function.name,

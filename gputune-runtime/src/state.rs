@@ -476,12 +476,15 @@ impl<'r> State<'r> {
         };
         self.outcome.criterion = Some((criterion.name().to_string(), criterion.params()));
         let mut f = |l: &mut Launch<'_>| launches(l);
-        let cold = match measure::measure_cold(
-            self.backend,
-            &mut f,
-            criterion.as_mut(),
-            &self.config.cold,
-        ) {
+        let mut settings = self.config.cold.clone();
+        // A verified state has launched its kernels already, on these buffers: that run was
+        // the warm-up (module loading, first touches, instruction caches), and another would
+        // cost a sample's time in every state, a quarter of a screening's.
+        if self.outcome.verification.is_some() {
+            settings.warm_up = false;
+        }
+        let cold = match measure::measure_cold(self.backend, &mut f, criterion.as_mut(), &settings)
+        {
             Ok(c) => c,
             Err(e) => {
                 self.outcome.fail(e.to_string(), e.kind());

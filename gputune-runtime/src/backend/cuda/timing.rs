@@ -47,13 +47,16 @@ const FLUSH_FACTOR: usize = 2;
 /// `%clock64` is a per-SM counter, so both reads of a sample must come from the same SM
 /// (nvbench does the same).
 ///
-/// `gputune_flush(buffer, words, sink)`: reads `words` 32-bit words of `buffer` through L2
-/// (`ld.global.cg`), grid-stride. It leaves L2 full of clean lines of the flush buffer, so the
+/// `gputune_flush(buffer, vectors, sink)`: reads `vectors` 16-byte vectors of `buffer` through
+/// L2 (`ld.global.cg.v4`), grid-stride. It leaves L2 full of clean lines of the flush buffer, so the
 /// measured kernel starts with none of its own data cached and nothing to write back. (A
 /// memset flush, as nvbench's, leaves L2 full of dirty lines whose write-back then competes
 /// with a memory-bound kernel for bandwidth: on an H200 that made a 126 µs kernel read
 /// 130 µs, against Nsight Compute's own flush.) The XOR of the words is stored to `sink`
 /// only if it equals a value the zeroed buffer never gives, so the loads cannot be elided.
+/// Each thread loads 16 bytes at a time: with 4-byte loads a full grid keeps about 1 MB in
+/// flight, too little to read twice an H200's L2 at its memory's speed (the flush took about
+/// 70 µs of every sample, more than many a kernel it precedes; 16 bytes, about 30 µs).
 ///
 /// `sm_52` and PTX 7.0 keep the text loadable on every GPU a CUDA 13 driver supports.
 const KERNELS_PTX: &str = r"
@@ -119,16 +122,16 @@ $L_timestamp_done:
 
 .visible .entry gputune_flush(
 	.param .u64 gputune_flush_buffer,
-	.param .u64 gputune_flush_words,
+	.param .u64 gputune_flush_vectors,
 	.param .u64 gputune_flush_sink
 )
 {
 	.reg .pred 	%p<3>;
-	.reg .b32 	%r<8>;
+	.reg .b32 	%r<12>;
 	.reg .b64 	%rd<12>;
 
 	ld.param.u64 	%rd1, [gputune_flush_buffer];
-	ld.param.u64 	%rd2, [gputune_flush_words];
+	ld.param.u64 	%rd2, [gputune_flush_vectors];
 	ld.param.u64 	%rd3, [gputune_flush_sink];
 	cvta.to.global.u64 	%rd4, %rd1;
 	mov.u32 	%r1, %ctaid.x;
@@ -143,10 +146,13 @@ $L_timestamp_done:
 	setp.ge.u64 	%p1, %rd5, %rd2;
 	@%p1 bra 	$L_flush_end;
 $L_flush_loop:
-	shl.b64 	%rd8, %rd5, 2;
+	shl.b64 	%rd8, %rd5, 4;
 	add.s64 	%rd9, %rd4, %rd8;
-	ld.global.cg.u32 	%r6, [%rd9];
+	ld.global.cg.v4.u32 	{%r6, %r7, %r8, %r9}, [%rd9];
 	xor.b32 	%r5, %r5, %r6;
+	xor.b32 	%r5, %r5, %r7;
+	xor.b32 	%r5, %r5, %r8;
+	xor.b32 	%r5, %r5, %r9;
 	add.s64 	%rd5, %rd5, %rd7;
 	setp.lt.u64 	%p2, %rd5, %rd2;
 	@%p2 bra 	$L_flush_loop;
@@ -262,8 +268,8 @@ impl CudaBackend {
             .map_err(device_error("finding the flush kernel"))?;
         let flush = match info.cache_size.and_then(|b| usize::try_from(b).ok()) {
             Some(l2) if l2 > 0 => {
-                // Whole words, so that the kernel reads every byte.
-                let bytes = (l2 * FLUSH_FACTOR).next_multiple_of(4);
+                // Whole vectors, so that the kernel reads every byte.
+                let bytes = (l2 * FLUSH_FACTOR).next_multiple_of(16);
                 let buffer = stream
                     .alloc_zeros::<u8>(bytes)
                     .map_err(device_error("allocating the L2 flush buffer"))?;
@@ -402,20 +408,21 @@ impl Backend for CudaBackend {
         // leaving the device idle for a synchronisation round trip. The CPU time therefore
         // includes the flush.
         if let Some(flush) = &self.flush {
-            let words = (flush.bytes / 4) as u64;
+            let vectors = (flush.bytes / 16) as u64;
             let config = LaunchConfig {
                 grid_dim: (flush.blocks, 1, 1),
                 block_dim: (256, 1, 1),
                 shared_mem_bytes: 0,
             };
             // SAFETY: the arguments match the PTX signature (u64, u64, u64); the kernel reads
-            // `words` words of the live allocation owned by `flush` and writes at most its
+            // `vectors` 16-byte vectors of the live allocation owned by `flush` (a multiple of
+            // 16 bytes, aligned as every allocation is) and writes at most its
             // first word.
             unsafe {
                 stream
                     .launch_builder(&flush.kernel)
                     .arg(&flush.ptr)
-                    .arg(&words)
+                    .arg(&vectors)
                     .arg(&flush.ptr)
                     .launch(config)
             }
