@@ -25,9 +25,10 @@ const GROWTH: Growth = Growth {
     min_leaf: 1,
 };
 /// The share of rounds whose picks are local: among the points one parameter away (by any
-/// value) from the best so far, rather than anywhere in the space. The model alone explores
-/// too much on spaces of many parameters; the community's strongest strategies (tabu search,
-/// annealing, variable neighbourhood search) are local.
+/// value) from the best point so far whose neighbours are not all evaluated, rather than
+/// anywhere in the space. The model alone explores too much on spaces of many parameters;
+/// the community's strongest strategies (tabu search, annealing, variable neighbourhood
+/// search) are local.
 const LOCAL_SHARE: f64 = 0.7;
 /// Candidates scored per pick at most (a seeded random subset of a larger space): every
 /// point of the community's largest spaces (17,956) is considered.
@@ -118,19 +119,26 @@ impl Strategy for Surrogate {
             let normal = Normal::standard();
             let mut ranked: Vec<(usize, f64, f64)> = Vec::new();
             let mut forest = Forest::fit(&x, &y, GROWTH, &mut tree_rng);
-            // The best point so far, whose one-parameter neighbours a local round chooses
-            // among; a round goes local by a draw of the trees' generator.
-            let incumbent = evaluated
+            // The local rounds search the one-parameter neighbours of the best point whose
+            // neighbourhood is not used up yet: the best so far, and once all of its
+            // neighbours were evaluated, the next best (a best-first walk, as tabu search's
+            // memory would have it), so that a needle two moves away from the best is found.
+            let mut incumbents: Vec<(usize, f64)> = evaluated
                 .iter()
                 .enumerate()
                 .filter_map(|(i, s)| Some((i, (*s)??)))
-                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
-            let local: HashSet<usize> = incumbent
-                .map(|(i, _)| ix.hamming_neighbours(i))
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|&j| evaluated[j].is_none())
                 .collect();
+            incumbents.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let local: HashSet<usize> = incumbents
+                .iter()
+                .map(|&(i, _)| {
+                    ix.hamming_neighbours(i)
+                        .into_iter()
+                        .filter(|&j| evaluated[j].is_none())
+                        .collect::<HashSet<usize>>()
+                })
+                .find(|n| !n.is_empty())
+                .unwrap_or_default();
             let go_local = !local.is_empty() && tree_rng.random_bool(LOCAL_SHARE);
             for pick in 0..count.min(candidates.len()) {
                 if pick < BELIEVED || ranked.is_empty() {
