@@ -257,6 +257,54 @@ mod tests {
     }
 
     #[test]
+    fn a_verified_state_takes_no_warm_up_run_and_an_unverified_one_does() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static VERIFIED_RUNS: AtomicUsize = AtomicUsize::new(0);
+        static PLAIN_RUNS: AtomicUsize = AtomicUsize::new(0);
+        let verified = |state: &mut State<'_>| -> BenchResult {
+            let mut out = vec![0.0f32; 4];
+            let expected = vec![1.0f32; 4];
+            state.verify_against(&mut out, &expected, crate::verify::Tolerance::EXACT, |o| {
+                o.fill(1.0);
+                Ok(())
+            })?;
+            state.exec(|_| {
+                VERIFIED_RUNS.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            });
+            Ok(())
+        };
+        let plain = |state: &mut State<'_>| -> BenchResult {
+            state.exec(|_| {
+                PLAIN_RUNS.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            });
+            Ok(())
+        };
+        let benches = vec![Bench::new("verified", verified), Bench::new("plain", plain)];
+        let args: Vec<String> = [
+            "bench",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "3",
+            "--min-samples",
+            "3",
+            "--no-batch",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            run(&args, benches, Criteria::builtin()).expect("runs"),
+            EXIT_OK
+        );
+        // Three samples each; the warm-up only where nothing ran before the measurement.
+        assert_eq!(VERIFIED_RUNS.load(Ordering::SeqCst), 3);
+        assert_eq!(PLAIN_RUNS.load(Ordering::SeqCst), 4);
+    }
+
+    #[test]
     fn a_failed_state_is_classified_from_the_error_the_bench_returned() {
         let dir = std::env::temp_dir().join(format!("gputune-kinds-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
