@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::compile_worker::{compile_in_worker, Job, WorkerSlot};
 use super::device::device_cc;
 use super::handles::CudaHandles;
-use super::module::{cached_image_by, image_key, load_module};
+use super::module::{cached_image_by, image_key};
 use super::nvrtc::{init_on_this_thread, nvrtc_version};
 use super::program::Program;
 use crate::backend::kernel_cache::{Key, Origin};
@@ -98,7 +98,6 @@ impl CudaHandles {
             })
             .collect();
         let names: Vec<String> = names.iter().map(|n| (*n).to_string()).collect();
-        let context = self.context.clone();
         let threads = std::thread::available_parallelism()
             .map_or(1, usize::from)
             .saturating_sub(1)
@@ -140,13 +139,6 @@ impl CudaHandles {
                                 };
                                 let (result, origin) =
                                     cached_image_by(*key, || compile_in_worker(&mut slot, &job));
-                                // Loaded here, not where the bench first asks for it: the
-                                // driver's parsing of an image (milliseconds a module, more
-                                // than reading it from the disk cache) stays off the
-                                // measurement's critical path. Its errors come back there.
-                                if result.is_ok() {
-                                    let _ = load_module(&context, program, &defines, &names);
-                                }
                                 let mut summary = summary.lock().unwrap_or_else(|e| e.into_inner());
                                 match (result, origin) {
                                     (Err((_, message)), _) => summary.failed.push(message),
