@@ -137,6 +137,11 @@ impl CudaHandles {
                                     names: &names,
                                     cc,
                                 };
+                                // Only the image: loading its module here, beside the
+                                // measurement, was tried and stalled it (an H200, 2026-11-26:
+                                // a 2.5 s search took 332 s). The driver's module load waits
+                                // for the device, which the spin kernel holds until the
+                                // measuring thread, itself waiting on the driver, releases it.
                                 let (result, origin) =
                                     cached_image_by(*key, || compile_in_worker(&mut slot, &job));
                                 let mut summary = summary.lock().unwrap_or_else(|e| e.into_inner());
