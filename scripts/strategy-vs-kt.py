@@ -17,14 +17,17 @@ as Kernel Tuner's community defines it: optimum time / time of the best configur
 the optimum; 0 when nothing valid was found). Prints a markdown table per budget (median [q1, q3]
 over the seeds), writes OUT/results.json, OUT/table.md and an SVG per space, and the wall time.
 
-Kernel Tuner's runs are kept in OUT/kt-runs.jsonl as they finish; a rerun with the same OUT reuses
-them (delete the file to start over). Kernel Tuner's searchspace and cache are built once per
+Kernel Tuner's runs are kept in OUT/kt-runs.jsonl as they finish, and gputune's replays in
+OUT/gputune-runs.jsonl (keyed by the binary's SHA-256, strategy, budget, seeds and batch); a rerun
+with the same OUT reuses them (delete the files to start over), so a long run can be split into
+several (--budgets, --kt-strategies "", --gputune-strategies "") and tabled by one final run. Kernel Tuner's searchspace and cache are built once per
 space and process (its construction takes seconds on the 17,956-point GEMM), not once per run.
 Seeds: Kernel Tuner's run with seed s sets Python's and NumPy's global generators to s; gputune's
 takes `--seed s`.
 """
 import argparse
 import gzip
+import hashlib
 import json
 import math
 import multiprocessing
@@ -92,11 +95,32 @@ def gputune_import(gputune, data, spaces, db):
         sys.exit(f"import failed: {out.stderr.strip()}")
 
 
-def gputune_replays(gputune, db, spaces, strategies, seeds, budgets, batch):
-    """{(space, strategy, budget): [fraction per seed]}."""
+def digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
+
+
+def gputune_replays(gputune, db, spaces, strategies, seeds, budgets, batch, log):
+    """{(space, strategy, budget): [fraction per seed]}; replays of the same binary, strategy,
+    budget, seeds and batch kept in `log` are reused."""
+    binary = digest(gputune)
+    kept = {}
+    if os.path.exists(log):
+        with open(log) as f:
+            for line in f:
+                r = json.loads(line)
+                kept[(r["binary"], r["strategy"], r["budget"], r["seeds"], r["batch"])] = r
     out = {}
     for s in strategies:
         for b in budgets:
+            k = kept.get((binary, s, b, seeds, batch))
+            if k and all(sp in k["fractions"] for sp in spaces):
+                for sp in spaces:
+                    out[(sp, s, b)] = k["fractions"][sp]
+                continue
             t = time.time()
             run = subprocess.run(
                 [gputune, "gputune", "replay", "--db", db, "--strategy", s, "--seeds", str(seeds),
@@ -111,6 +135,10 @@ def gputune_replays(gputune, db, spaces, strategies, seeds, budgets, batch):
                         sys.exit(f"{space}: replayed over {f['replayed_over']} of {f['space']}")
                     out[(space, s, b)] = [r["fraction"] for r in f["runs"]]
             print(f"  gputune {s:>10} @ {b:>4}: {time.time() - t:6.1f} s", file=sys.stderr)
+            with open(log, "a") as f:
+                f.write(json.dumps({"binary": binary, "strategy": s, "budget": b, "seeds": seeds,
+                                    "batch": batch, "seconds": time.time() - t,
+                                    "fractions": {sp: out[(sp, s, b)] for sp in spaces}}) + "\n")
     return out
 
 
@@ -298,7 +326,8 @@ def main():
     try:
         db = os.path.join(tmp, "kt.db")
         gputune_import(gputune, a.data, spaces, db)
-        mine = gputune_replays(gputune, db, spaces, ours, a.seeds, budgets, a.batch_size)
+        mine = gputune_replays(gputune, db, spaces, ours, a.seeds, budgets, a.batch_size,
+                               os.path.join(a.out, "gputune-runs.jsonl"))
         kt = kt_replays(tmp, a.data, spaces, theirs, kt_seeds, budgets, a.jobs,
                         os.path.join(a.out, "kt-runs.jsonl")) if theirs else {}
     finally:

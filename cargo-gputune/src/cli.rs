@@ -442,7 +442,8 @@ pub enum StrategyKind {
     /// Simulated annealing over neighbouring points (one parameter one value away), with
     /// restarts.
     Annealing,
-    /// Model-guided: a k-nearest-neighbour surrogate, expected improvement.
+    /// Model-guided, the default guided strategy: a tree-ensemble surrogate, expected
+    /// improvement, most rounds among the best point's one-parameter neighbours.
     Surrogate,
 }
 
