@@ -5,10 +5,10 @@
 //!
 //! A search runs many variants of `sum` in one process over the same states: the kernel
 //! handle compiles all of them in the background from the first call, and
-//! `State::with_setup` makes each workload's buffers (and the exact sum of its input) once,
-//! not once per variant.
+//! `State::with_setup` makes each workload's buffers (the input on the device, and its exact
+//! sum) once, not once per variant.
 
-use gputune_example_reduce_cuda::{input, max_partials, sum, Element};
+use gputune_example_reduce_cuda::{fill_input, input_sum, max_partials, sum, Element};
 use gputune_runtime::cudarc::driver::CudaSlice;
 use gputune_runtime::device::BackendKind;
 use gputune_runtime::verify::{Tolerance, Verify};
@@ -28,14 +28,14 @@ fn bench_sum<T: Element>(state: &mut State<'_>) -> BenchResult {
     // CUB's counting: the input read once and the one result written; the partials (a few
     // KiB, in L2) are not counted.
     let n = elements::<T>(state, false)?;
-    // The input (made on the host's cores), its exact sum, the partials (as many as any
-    // variant writes) and the sum.
+    // The input (made on the device), its exact sum (on the host's cores, from the same
+    // hash), the partials (as many as any variant writes) and the sum.
     let make = |state: &State<'_>| {
         let cuda = state.cuda()?;
-        let (host, exact) = input::<T>(n);
+        let mut x = cuda.stream.alloc_zeros::<T>(n)?;
+        fill_input(&cuda.stream, &mut x)?;
         let partials = cuda.stream.alloc_zeros::<T>(max_partials(&cuda.context)?)?;
-        let x = cuda.stream.clone_htod(&host)?;
-        Ok::<_, BoxError>((x, exact, partials, cuda.stream.alloc_zeros::<T>(1)?))
+        Ok::<_, BoxError>((x, input_sum(n), partials, cuda.stream.alloc_zeros::<T>(1)?))
     };
     state.with_setup(make, |state, (x, exact, partials, out)| {
         let stream = state.cuda()?.stream.clone();
@@ -75,7 +75,9 @@ fn bench_copy<T: Element>(state: &mut State<'_>) -> BenchResult {
         let stream = &state.cuda()?.stream;
         // SAFETY: the copy overwrites every element before anything reads one.
         let y = unsafe { stream.alloc::<T>(n) }?;
-        Ok::<_, BoxError>((stream.clone_htod(&input::<T>(n).0)?, y))
+        let mut x = stream.alloc_zeros::<T>(n)?;
+        fill_input(stream, &mut x)?;
+        Ok::<_, BoxError>((x, y))
     };
     state.with_setup(make, |state, (x, y)| {
         state.exec(|launch| {

@@ -30,6 +30,11 @@ pub const SOURCE: &str = include_str!("reduce.cu");
 const KERNELS: &[&str] = &["partial_sums", "final_sum"];
 static PARTIAL_SUMS: Kernel = Kernel::new(SOURCE, "partial_sums").module_names(KERNELS);
 static FINAL_SUM: Kernel = Kernel::new(SOURCE, "final_sum").module_names(KERNELS);
+/// The input maker of `input.cu`: not tuned, compiled once per element type.
+static FILL_INPUT: Kernel = Kernel::new(include_str!("input.cu"), "fill_input");
+
+/// Threads per block of the input maker.
+const FILL_TPB: u32 = 256;
 
 /// An element type the kernels are compiled for (`f32`, `f64`): one that holds the test
 /// data's small integers exactly and whose outputs verify on the GPU.
@@ -150,6 +155,59 @@ pub fn input_value(i: u64) -> i8 {
     ((h >> 62) as i8 + 1) * (1 - 2 * ((h >> 61) & 1) as i8)
 }
 
+/// Fills `x` with the input ([`input_value`] of every index, as `T`) on the device, enqueued
+/// on `stream`: a gigabyte in about a millisecond, where the host's cores take a large part of
+/// a search's setup to make and copy it. [`input_sum`] is its exact sum.
+pub fn fill_input<T: Element>(
+    stream: &Arc<CudaStream>,
+    x: &mut CudaSlice<T>,
+) -> Result<(), BoxError> {
+    if x.is_empty() {
+        return Ok(());
+    }
+    let kernel = FILL_INPUT.fixed(stream, &[("VALUE_T", T::CUDA_NAME)])?;
+    // Grid-stride: any grid is correct; one thread per element up to the largest grid.
+    let blocks = u32::try_from(x.len().div_ceil(FILL_TPB as usize)).unwrap_or(u32::MAX);
+    let config = kernel.check(LaunchConfig {
+        grid_dim: (blocks.min(kernel.limits().max_grid_dim[0]), 1, 1),
+        block_dim: (FILL_TPB, 1, 1),
+        shared_mem_bytes: 0,
+    })?;
+    let n = x.len() as u64;
+    let mut launch = stream.launch_builder(kernel.function());
+    launch.arg(x).arg(&n);
+    // SAFETY: the arguments match fill_input(VALUE_T*, unsigned long long) with VALUE_T the
+    // CUDA name of T; it writes x[0..n), which the slice holds.
+    unsafe { launch.launch(config) }?;
+    Ok(())
+}
+
+/// The exact sum of the first `n` input elements ([`input_value`]), on all cores, without
+/// making them.
+pub fn input_sum(n: usize) -> i64 {
+    let cores = std::thread::available_parallelism().map_or(1, |t| t.get()) as u64;
+    let n = n as u64;
+    let chunk = n.div_ceil(cores).max(1);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..n)
+            .step_by(usize::try_from(chunk).unwrap_or(usize::MAX))
+            .map(|start| {
+                s.spawn(move || {
+                    (start..(start + chunk).min(n))
+                        .map(|i| i64::from(input_value(i)))
+                        .sum::<i64>()
+                })
+            })
+            .collect();
+        // A worker adds integers: it cannot panic, and if it somehow did, re-raising is the
+        // honest answer.
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .sum()
+    })
+}
+
 /// The `n` input elements ([`input_value`]) and their exact sum, made on all cores.
 pub fn input<T: Element>(n: usize) -> (Vec<T>, i64) {
     let mut x = vec![T::default(); n];
@@ -183,6 +241,27 @@ pub fn input<T: Element>(n: usize) -> (Vec<T>, i64) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_sum_without_the_input_is_the_input_s_sum() {
+        for n in [0, 1, 7, 1000, 123_457] {
+            assert_eq!(input_sum(n), input::<f64>(n).1, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn the_device_s_input_maker_compiles_for_both_types_where_nvrtc_is_installed() {
+        for value_t in ["float", "double"] {
+            match FILL_INPUT.compiles_for(&[], "base", &[("VALUE_T", value_t)], 90) {
+                Ok(true) => {}
+                Ok(false) => {
+                    eprintln!("skipped: needs NVRTC (the CUDA toolkit), which is not loaded");
+                    return;
+                }
+                Err(e) => panic!("fill_input does not compile for {value_t}: {e}"),
+            }
+        }
+    }
+
     /// Says on stderr, past libtest's capture (so it shows without `--nocapture` too), that the
     /// running test checked nothing on this machine: a pass that returned early must not read as
     /// a check that passed.
