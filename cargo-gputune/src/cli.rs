@@ -172,12 +172,21 @@ pub struct ImportArgs {
     pub base: Option<String>,
 }
 
+/// `export --format`: the community formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// T4 results (FAIR benchmark hub, Kernel Tuner's `store_output_file`).
+    T4,
+    /// A Kernel Tuner cache file (`tune_kernel(cache=…)`, simulation mode).
+    KtCache,
+}
+
 /// `export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The format.
     #[arg(long, value_enum)]
-    pub format: crate::export::ExportFormat,
+    pub format: ExportFormat,
     /// The file to write (`.gz`: gzip); default: stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -595,7 +595,11 @@ fn export_command(
 ) -> Result<i32> {
     let (path, selected) = read_path(ws, args)?;
     let (store, groups) = results_at(&path, selected.as_deref())?;
-    let text = crate::export::export(&store, &groups, e.format, e.workload.as_deref())
+    let format = match e.format {
+        crate::cli::ExportFormat::T4 => crate::export::ExportFormat::T4,
+        crate::cli::ExportFormat::KtCache => crate::export::ExportFormat::KtCache,
+    };
+    let text = crate::export::export(&store, &groups, format, e.workload.as_deref())
         .map_err(|err| anyhow::Error::new(Usage(err.to_string())))?;
     match &e.output {
         None => println!("{text}"),

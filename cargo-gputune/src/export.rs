@@ -20,8 +20,8 @@ use crate::results::Group;
 use crate::store::{Dated, Measurement, Store};
 use crate::strategy::Params;
 
-/// The formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// The formats (the command line's `--format` is mapped to these by `commands`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
     /// T4 results (FAIR benchmark hub, Kernel Tuner's `store_output_file`).
     T4,

@@ -13,7 +13,6 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 /// Extra include directories for every kernel, searched before CUDA's (`:`-separated).
 pub const INCLUDE_PATH_ENV: &str = "GPUTUNE_INCLUDE_PATH";
@@ -54,8 +53,8 @@ pub(crate) struct Probe {
 }
 
 impl Probe {
-    /// This process's environment and loaded NVRTC.
-    fn of_this_process(nvrtc_version: Option<(i32, i32)>) -> Probe {
+    /// This process's environment and loaded NVRTC (of version `nvrtc_version`).
+    pub(super) fn of_this_process(nvrtc_version: Option<(i32, i32)>) -> Probe {
         Probe {
             extra: std::env::var_os(INCLUDE_PATH_ENV),
             nvrtc_library: loaded_library("libnvrtc.so"),
@@ -67,13 +66,6 @@ impl Probe {
             root: PathBuf::from("/"),
         }
     }
-}
-
-/// CUDA's include directories for this process, searched once, after loading NVRTC (so
-/// that its location is known).
-pub fn cuda_includes() -> &'static CudaIncludes {
-    static FOUND: OnceLock<CudaIncludes> = OnceLock::new();
-    FOUND.get_or_init(|| search(&Probe::of_this_process(super::nvrtc::nvrtc_version().ok())))
 }
 
 /// The search of the module documentation over what `probe` says of the machine.

@@ -40,7 +40,7 @@ pub use crate::error::cuda::{driver_error_kind, INVALID_LAUNCH_ERRORS, STICKY_ER
 pub use errors::driver_error;
 pub use handles::{CudaHandles, LoweredNames};
 pub use limits::{check_launch, LaunchLimits};
-pub use nvrtc::{compiles_for, lowered_names};
+pub use nvrtc::{compiles_for, cuda_includes, lowered_names};
 pub use precompile::{
     finish_compilations, precompile_once, CompileJob, Precompile, PrecompileSummary,
 };

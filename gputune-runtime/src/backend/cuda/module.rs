@@ -9,9 +9,8 @@ use cudarc::nvrtc::Ptx;
 
 use super::device::device_cc;
 use super::errors::device_error;
-use super::include::cuda_includes;
-use super::nvrtc::{compile_for, nvrtc_version, Target};
-use super::program::Program;
+use super::nvrtc::{compile_for, cuda_includes, nvrtc_version};
+use super::program::{Program, Target};
 use crate::backend::kernel_cache::{DiskCache, Image, Key, Memo, Origin, KERNEL_CACHE_ENV};
 use crate::error::{Error, ErrorKind, Result};
 

@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
 
-use super::include::{cuda_includes, explain_missing, missing_headers};
-use super::program::Program;
+use super::include::{explain_missing, missing_headers, search, CudaIncludes, Probe};
+use super::program::{Program, Target};
 use super::quiet::quietly;
 use crate::backend::kernel_cache::Image;
 use crate::error::{Error, Result};
@@ -40,28 +40,16 @@ pub(super) fn nvrtc_version() -> Result<(i32, i32)> {
         .map_err(Error::Device)
 }
 
+/// CUDA's include directories for this process, searched once, after loading NVRTC (so
+/// that its location and version are known).
+pub fn cuda_includes() -> &'static CudaIncludes {
+    static FOUND: OnceLock<CudaIncludes> = OnceLock::new();
+    FOUND.get_or_init(|| search(&Probe::of_this_process(nvrtc_version().ok())))
+}
+
 /// Initialises NVRTC on the calling thread.
 pub(super) fn init_on_this_thread() {
     let _ = quietly(|| nvrtc::create_program(c"", None).map(Nvrtc));
-}
-
-/// Where NVRTC is asked to compile to, in the order tried.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Target {
-    /// SASS for a real architecture (`sm_XY`): loads without JIT.
-    Cubin(u32),
-    /// PTX for a virtual architecture (`compute_XY`): the driver JITs it.
-    Ptx(u32),
-}
-
-impl Target {
-    /// NVRTC's architecture option for it.
-    pub(super) fn option(&self) -> String {
-        match self {
-            Target::Cubin(arch) => format!("--gpu-architecture=sm_{arch}"),
-            Target::Ptx(arch) => format!("--gpu-architecture=compute_{arch}"),
-        }
-    }
 }
 
 /// Why one NVRTC attempt failed.

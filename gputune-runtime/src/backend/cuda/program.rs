@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::include::CudaIncludes;
-use super::nvrtc::Target;
 
 /// The C++ dialect a kernel is compiled as unless its options name one: nvcc's default.
 pub const DEFAULT_STD: &str = "-std=c++17";
@@ -167,6 +166,25 @@ impl From<&Program> for Program {
     }
 }
 
+/// Where NVRTC is asked to compile to, in the order tried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Target {
+    /// SASS for a real architecture (`sm_XY`): loads without JIT.
+    Cubin(u32),
+    /// PTX for a virtual architecture (`compute_XY`): the driver JITs it.
+    Ptx(u32),
+}
+
+impl Target {
+    /// NVRTC's architecture option for it.
+    pub(super) fn option(&self) -> String {
+        match self {
+            Target::Cubin(arch) => format!("--gpu-architecture=sm_{arch}"),
+            Target::Ptx(arch) => format!("--gpu-architecture=compute_{arch}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,10 +284,10 @@ mod tests {
                 crate::test_skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
                 false
             }
-            Ok(_) if super::super::include::cuda_includes().dirs.is_empty() => {
+            Ok(_) if super::super::nvrtc::cuda_includes().dirs.is_empty() => {
                 crate::test_skipped(&format!(
                     "needs CUDA's headers, not found: {:?}",
-                    super::super::include::cuda_includes().looked
+                    super::super::nvrtc::cuda_includes().looked
                 ));
                 false
             }
