@@ -266,11 +266,9 @@ impl Backend for Noisy {
     }
 }
 
-/// One simulated search under `--decide z` over variants of the given relative costs in a
-/// seeded order: the labels raced out, and the samples taken in all.
-fn decide_search(costs: &[f64], z: Option<f64>, seed: u64) -> (Vec<usize>, usize) {
-    let (sim, _) = Simulated::new(1.0, 0.0);
-    let mut order: Vec<usize> = (0..costs.len()).collect();
+/// `0..n` in an order shuffled by `seed` (xorshift64, the same on every machine).
+fn seeded_order(n: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
     let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     for i in (1..order.len()).rev() {
         rng ^= rng << 13;
@@ -278,6 +276,14 @@ fn decide_search(costs: &[f64], z: Option<f64>, seed: u64) -> (Vec<usize>, usize
         rng ^= rng << 17;
         order.swap(i, (rng % (i as u64 + 1)) as usize);
     }
+    order
+}
+
+/// One simulated search under `--decide z` over variants of the given relative costs in a
+/// seeded order: the labels raced out, and the samples taken in all.
+fn decide_search(costs: &[f64], z: Option<f64>, seed: u64) -> (Vec<usize>, usize) {
+    let (sim, _) = Simulated::new(1.0, 0.0);
+    let order = seeded_order(costs.len(), seed);
     let mut best: Option<(f64, f64)> = None;
     let (mut raced, mut samples) = (Vec::new(), 0);
     for &v in &order {
@@ -397,14 +403,7 @@ fn screening(
     seed: u64,
 ) -> (Vec<usize>, usize) {
     let (sim, _) = Simulated::new(1.0, 0.0);
-    let mut order: Vec<usize> = (0..costs.len()).collect();
-    let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    for i in (1..order.len()).rev() {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        order.swap(i, (rng % (i as u64 + 1)) as usize);
-    }
+    let order = seeded_order(costs.len(), seed);
     let mut best: Option<Race> = None;
     let (mut dropped, mut taken) = (Vec::new(), 0);
     for (at, &v) in order.iter().enumerate() {
