@@ -166,17 +166,18 @@ impl Worker {
         })
     }
 
-    /// Has the worker compile `job`. `Err` means the worker failed (it died, or answered
-    /// something else than an answer to this job), not the compilation: start another.
-    pub(super) fn compile(
+    /// Has the worker compile the job `frame` ([`encode_job`]) of cache key `key`. `Err`
+    /// means the worker failed (it died, or answered something else than an answer to this
+    /// job), not the compilation: start another.
+    fn compile(
         &mut self,
-        job: &Job<'_>,
+        frame: &[u8],
+        key: Key,
     ) -> std::result::Result<std::result::Result<Image, CompileFailed>, String> {
-        let frame = encode_job(job)?;
-        let sent = write_frame(&mut self.stdin, &frame).and_then(|()| self.stdin.flush());
+        let sent = write_frame(&mut self.stdin, frame).and_then(|()| self.stdin.flush());
         let answer = sent.and_then(|()| read_frame(&mut self.stdout));
         match answer {
-            Ok(Some(reply)) => decode_result(&reply, job.key)
+            Ok(Some(reply)) => decode_result(&reply, key)
                 .ok_or_else(|| "the compile worker's answer is malformed".to_string()),
             Ok(None) | Err(_) => Err(match self.child.try_wait() {
                 Ok(Some(status)) => format!("the compile worker process ended ({status})"),
@@ -223,12 +224,15 @@ pub(super) fn compile_in_worker(
     job: &Job<'_>,
 ) -> std::result::Result<Image, CompileFailed> {
     let worker = &mut slot.worker;
-    let local = || compile_for(job.program, job.defines, job.names, job.cc).map_err(compile_failed);
+    // A job the wire cannot carry (an include directory that is not UTF-8) compiles here.
+    let Ok(frame) = encode_job(job) else {
+        return local_compile(job);
+    };
     let mut failures = Vec::new();
     while failures.len() < 2 {
         if worker.is_none() {
             let Some(command) = (slot.command)() else {
-                return local();
+                return local_compile(job);
             };
             let program = command.get_program().to_owned();
             match Worker::spawn(command) {
@@ -238,14 +242,14 @@ pub(super) fn compile_in_worker(
                 }
                 Err(e) => {
                     cannot_start(Path::new(&program), &e);
-                    return local();
+                    return local_compile(job);
                 }
             }
         }
         let Some(w) = worker.as_mut() else {
-            return local();
+            return local_compile(job);
         };
-        match w.compile(job) {
+        match w.compile(&frame, job.key) {
             Ok(result) => return result,
             Err(why) => {
                 *worker = None;
@@ -262,6 +266,11 @@ pub(super) fn compile_in_worker(
             failures.join("; ")
         ),
     ))
+}
+
+/// `job` compiled on this thread.
+fn local_compile(job: &Job<'_>) -> std::result::Result<Image, CompileFailed> {
+    compile_for(job.program, job.defines, job.names, job.cc).map_err(compile_failed)
 }
 
 /// Warns once that compile workers cannot be started, so compilations share one process.

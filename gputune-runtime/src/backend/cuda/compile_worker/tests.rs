@@ -173,17 +173,19 @@ fn a_worker_process_compiles_what_this_process_would_and_its_death_is_reported()
     };
     let command = test_worker_command().expect("the test binary's path");
     let mut worker = Worker::spawn(command).expect("the worker starts");
-    assert_eq!(worker.compile(&job), Ok(local(&good, "8")));
+    let frame = encode_job(&job).expect("encodes");
+    assert_eq!(worker.compile(&frame, job.key), Ok(local(&good, "8")));
     // Another job in the same worker.
     let job2 = Job {
         key: Key::from_bits(12),
         ..job
     };
-    assert!(worker.compile(&job2).is_ok());
+    let frame2 = encode_job(&job2).expect("encodes");
+    assert!(worker.compile(&frame2, job2.key).is_ok());
     worker.child.kill().expect("kills");
     let _ = worker.child.wait();
     let died = worker
-        .compile(&job)
+        .compile(&frame, job.key)
         .expect_err("a dead worker is a failure of the worker");
     assert!(died.contains("compile worker"), "{died}");
 }
@@ -248,4 +250,27 @@ fn a_worker_that_never_answers_fails_the_job_after_two_tries() {
     assert_eq!(kind, ErrorKind::Compile);
     assert!(message.contains("failed twice"), "{message}");
     assert_eq!(slot.started, 2);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_job_the_wire_cannot_carry_compiles_here() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::path::Path::new(std::ffi::OsStr::from_bytes(b"/opt/not-utf8-\xff"));
+    let odd = program().include_dir(dir);
+    let job = Job {
+        key: Key::from_bits(41),
+        program: &odd,
+        defines: &[],
+        names: &[],
+        cc: 90,
+    };
+    assert!(encode_job(&job).is_err());
+    let mut slot = WorkerSlot {
+        command: test_worker_command,
+        ..WorkerSlot::default()
+    };
+    let here = local_compile(&job);
+    assert_eq!(compile_in_worker(&mut slot, &job), here);
+    assert_eq!(slot.started, 0, "no worker for it");
 }
