@@ -194,5 +194,5 @@ if command -v strip > /dev/null; then
   find .gpu -maxdepth 3 -type f -perm -u+x \( -path '.gpu/cargo-gputune' -o -path '*/bin/*' \
     -o -name scale -o -name generate -o -name stencil-autotune -o -name cuda-names-test \) -exec strip {} + 2> /dev/null || true
 fi
-cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py scripts/ncu-check.py scripts/kt_tune.py .gpu/
+cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py scripts/ncu-check.py scripts/kt_tune.py scripts/kt_problems.py .gpu/
 du -sh .gpu .gpu/*-bundle 2> /dev/null
