@@ -134,7 +134,7 @@ def gputune_replays(gputune, db, spaces, strategies, seeds, budgets, batch, log)
             for f in json.loads(run.stdout)["functions"]:
                 space = f["title"].split(" / ")[0]
                 if space in spaces:
-                    if f["replayed_over"] != f["space"]:
+                    if f.get("replayed_over", f["space"]) != f["space"]:
                         sys.exit(f"{space}: replayed over {f['replayed_over']} of {f['space']}")
                     out[(space, s, b)] = [r["fraction"] for r in f["runs"]]
             print(f"  gputune {s:>10} @ {b:>4}: {time.time() - t:6.1f} s", file=sys.stderr)
