@@ -405,14 +405,20 @@ impl Store {
         for m in rows {
             Self::insert(&tx, m, None)?;
         }
+        Self::insert_spaces(&tx, spaces)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Inserts (or replaces) each of `spaces`.
+    fn insert_spaces(conn: &Connection, spaces: &[Space]) -> Result<()> {
         for sp in spaces {
-            tx.execute(
+            conn.execute(
                 "INSERT OR REPLACE INTO spaces (package, function, space_size, attribute)
                  VALUES (?1, ?2, ?3, ?4)",
                 params![sp.package, sp.function, sp.size as i64, sp.attribute],
             )?;
         }
-        tx.commit()?;
         Ok(())
     }
 
@@ -614,13 +620,7 @@ impl Store {
                 Self::insert(&tx, &d.measurement, Some(&d.created))?;
             }
         }
-        for sp in spaces {
-            tx.execute(
-                "INSERT OR REPLACE INTO spaces (package, function, space_size, attribute)
-                 VALUES (?1, ?2, ?3, ?4)",
-                params![sp.package, sp.function, sp.size as i64, sp.attribute],
-            )?;
-        }
+        Self::insert_spaces(&tx, spaces)?;
         tx.commit()?;
         Ok(())
     }
