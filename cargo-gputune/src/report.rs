@@ -221,18 +221,6 @@ fn cells(g: &Group, r: &Ranked) -> [String; 9] {
     }
 }
 
-/// The title of a group's table.
-fn title(g: &Group) -> String {
-    format!(
-        "{} / {}.{} [{}] on {}",
-        g.package,
-        g.bench,
-        g.function,
-        g.ct_workload,
-        g.device_name()
-    )
-}
-
 /// What the table says under its rows when variants are missing from it.
 fn note(g: &Group, hidden: usize, top: usize) -> Option<String> {
     let measured = g.variants.keys().filter(|v| *v != "base").count();
@@ -295,7 +283,7 @@ fn table(groups: &[Group], top: usize) -> String {
     let header = columns.header();
     for (g, listed, hidden) in &listings {
         let rows: Vec<Vec<String>> = listed.iter().map(|r| columns.row(cells(g, r), r)).collect();
-        s.push_str(&format!("{}\n", title(g)));
+        s.push_str(&format!("{}\n", g.title()));
         let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
         for r in &rows {
             for (w, c) in width.iter_mut().zip(r) {
@@ -353,7 +341,7 @@ fn markdown(groups: &[Group], top: usize) -> String {
     for (g, listed, hidden) in &listings {
         s.push_str(&format!(
             "### {}\n\n| {} |\n|{}|\n",
-            title(g),
+            g.title(),
             header.join(" | "),
             align.join("|")
         ));

@@ -212,6 +212,18 @@ impl Group {
         crate::present::device(&self.device, &self.arch)
     }
 
+    /// How reports name the group: `pkg / bench.function [ct] on DEVICE`.
+    pub fn title(&self) -> String {
+        format!(
+            "{} / {}.{} [{}] on {}",
+            self.package,
+            self.bench,
+            self.function,
+            self.ct_workload,
+            self.device_name()
+        )
+    }
+
     /// Base's measurements.
     pub fn base(&self) -> &[Measurement] {
         self.variants
