@@ -6,21 +6,18 @@
 //! A search runs many variants of `scale` in one process, each over the same states: the
 //! kernel handle compiles all of them in the background from the first call, and
 //! `State::with_setup` makes each workload's buffers once, not once per variant.
+//!
+//! The input and the exact answer are made on the device (`fill_input`, one launch each), not
+//! filled on the host and copied over: at 2^28 `f64` elements they are 2 GiB each, which took
+//! the host's cores seconds of every search's setup. The answer is still the host's
+//! specification (`input_value`, exact in both precisions), and setup checks that the device
+//! made it by copying back a spread sample of both buffers (`check_input`).
 
-use gputune_example_scale_cuda::{scale, Element};
+use gputune_example_scale_cuda::{check_input, fill_input, scale, Element, A};
 use gputune_runtime::cudarc::driver::CudaSlice;
 use gputune_runtime::device::BackendKind;
 use gputune_runtime::verify::Tolerance;
 use gputune_runtime::{type_instances, Bench, BenchResult, BoxError, State};
-
-/// The factor of `y = a·x`.
-const A: f32 = 3.0;
-
-/// Input element `i`: non-zero and index-dependent (never time or verify on zeros), and
-/// exactly representable, so `A · x` is exact in both precisions.
-fn input_value(i: usize) -> f32 {
-    ((i % 1021) as f32 + 1.0) * 0.5
-}
 
 /// Reads the workload's size and declares what one execution moves.
 fn workload<T: Element>(state: &mut State<'_>) -> Result<usize, BoxError> {
@@ -31,14 +28,18 @@ fn workload<T: Element>(state: &mut State<'_>) -> Result<usize, BoxError> {
     Ok(n)
 }
 
-/// `x`, `y` and the exact answer `A·x` on the device, made once per workload and process by
-/// `State::with_setup`.
+/// `x`, `y` and the exact answer `A·x`, made on the device once per workload and process by
+/// `State::with_setup`; `x` and the answer are checked against the host's values at a sample
+/// of elements spread over them.
 fn buffers<T: Element>(state: &State<'_>, n: usize) -> Result<[CudaSlice<T>; 3], BoxError> {
     let stream = &state.cuda()?.stream;
-    let x: Vec<T> = (0..n).map(|i| T::from(input_value(i))).collect();
-    let answer: Vec<T> = (0..n).map(|i| T::from(A * input_value(i))).collect();
+    let (mut x, mut answer) = (stream.alloc_zeros::<T>(n)?, stream.alloc_zeros::<T>(n)?);
+    fill_input(stream, &mut x, 1.0)?;
+    fill_input(stream, &mut answer, A)?;
+    check_input(&x, 1.0)?;
+    check_input(&answer, A)?;
     let y = stream.alloc_zeros::<T>(n)?;
-    Ok([stream.clone_htod(&x)?, y, stream.clone_htod(&answer)?])
+    Ok([x, y, answer])
 }
 
 fn bench_scale<T: Element>(state: &mut State<'_>) -> BenchResult {
