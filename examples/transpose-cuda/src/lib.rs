@@ -10,8 +10,10 @@
 //! 48 KiB of. The `require`s of [`transpose`] cut the cross product down to the points that
 //! can run.
 //!
-//! The host helpers ([`fill_input`], [`check_transposed`]) make and check test data on all
-//! cores: a 16384² matrix has 2^28 elements.
+//! [`fill_input`] makes the bench's input on the device (a 16384² `f64` matrix is 2 GiB,
+//! which the host's cores took seconds to fill and copy over); [`input_value`] is its
+//! specification on the host, which [`input`] (for tests) and [`check_transposed`] follow, on
+//! all cores: a 16384² matrix has 2^28 elements.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -31,6 +33,12 @@ pub const SOURCE: &str = include_str!("transpose.cu");
 /// ([`Kernel::label_defines`]). The parameter `rows` is `BLOCK_ROWS` in the source, as it was
 /// before the kernel handle: the defines, and so the kernel cache's keys, stay the same.
 pub static TRANSPOSE: Kernel = Kernel::new(SOURCE, "transpose").rename(&[("rows", "BLOCK_ROWS")]);
+
+/// The input maker of `input.cu`: not tuned, compiled once per element type.
+pub static FILL_INPUT: Kernel = Kernel::new(include_str!("input.cu"), "fill_input");
+
+/// Threads per block of the input maker.
+const FILL_TPB: u32 = 256;
 
 /// The largest matrix side [`transpose`] takes: the kernel indexes with 32-bit unsigned
 /// row and column numbers and adds up to a tile to them.
@@ -131,7 +139,7 @@ pub fn launch_config(
 /// Input element `(r, c)`: non-zero, index-dependent and hashed, so that an element moved
 /// to the wrong place (a transposition that is off, an untransposed copy, a swapped pair)
 /// almost never lands on its own value; an integer in `1..=2^23`, exactly representable in
-/// `f32` and `f64`.
+/// `f32` and `f64`. `input.cu` computes the same values on the device.
 pub fn input_value(r: usize, c: usize) -> f32 {
     let mut h = (r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
         ^ (c as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
@@ -147,8 +155,53 @@ fn band_lines(lines: usize) -> usize {
     lines.div_ceil(cores).max(1)
 }
 
-/// The `rows × cols` input matrix ([`input_value`]), row-major, generated on all cores.
-pub fn fill_input<T: Element>(rows: usize, cols: usize) -> Vec<T> {
+/// Fills `x` with the `rows × cols` input matrix ([`input_value`]), row-major, on the device,
+/// enqueued on `stream`: what [`input`] makes on the host, bit for bit, in about a millisecond
+/// a gigabyte.
+pub fn fill_input<T: Element>(
+    stream: &Arc<CudaStream>,
+    x: &mut CudaSlice<T>,
+    rows: usize,
+    cols: usize,
+) -> Result<(), BoxError> {
+    let n = rows.checked_mul(cols).ok_or("more elements than memory")?;
+    if x.len() < n {
+        let e = format!(
+            "a {rows} × {cols} input needs {n} elements, not {}",
+            x.len()
+        );
+        return Err(e.into());
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let kernel = FILL_INPUT.fixed(stream, &[("VALUE_T", T::CUDA_NAME)])?;
+    // Grid-stride both ways: any grid is correct; a thread per column and a block row per
+    // matrix row up to the grid's limits.
+    let limits = kernel.limits().max_grid_dim;
+    let blocks = |n: usize, limit: u32| u32::try_from(n).unwrap_or(u32::MAX).min(limit);
+    let config = kernel.check(LaunchConfig {
+        grid_dim: (
+            blocks(cols.div_ceil(FILL_TPB as usize), limits[0]),
+            blocks(rows, limits[1]),
+            1,
+        ),
+        block_dim: (FILL_TPB, 1, 1),
+        shared_mem_bytes: 0,
+    })?;
+    let (rows, cols) = (rows as u64, cols as u64);
+    let mut launch = stream.launch_builder(kernel.function());
+    launch.arg(x).arg(&rows).arg(&cols);
+    // SAFETY: the arguments match fill_input(VALUE_T*, unsigned long long, unsigned long
+    // long) with VALUE_T the CUDA name of T; it writes x[r * cols + c] for r < rows and
+    // c < cols, below rows · cols, which the slice holds (checked above).
+    unsafe { launch.launch(config) }?;
+    Ok(())
+}
+
+/// The `rows × cols` input matrix ([`input_value`]), row-major, made on the host's cores:
+/// the specification of [`fill_input`], for tests.
+pub fn input<T: Element>(rows: usize, cols: usize) -> Vec<T> {
     let mut v = vec![T::from(0.0); rows * cols];
     let band = band_lines(rows) * cols.max(1);
     // Each thread fills its own band; the scope joins them (and passes a panic on).
@@ -386,27 +439,27 @@ mod tests {
     #[test]
     fn the_test_data_is_exact_non_zero_and_checkable() {
         for (rows, cols) in [(1, 1), (3, 5), (37, 64), (130, 7)] {
-            let input = fill_input::<f32>(rows, cols);
-            assert_eq!(input.len(), rows * cols);
+            let input32 = input::<f32>(rows, cols);
+            assert_eq!(input32.len(), rows * cols);
             for r in 0..rows {
                 for c in 0..cols {
                     let v = input_value(r, c);
                     assert!((1.0..=(1u32 << 23) as f32).contains(&v));
                     // Below 2^24: an integer f32 holds exactly, and so does f64.
                     assert_eq!(v, v.trunc());
-                    assert_eq!(input[r * cols + c], v);
+                    assert_eq!(input32[r * cols + c], v);
                 }
             }
-            let input64 = fill_input::<f64>(rows, cols);
+            let input64 = input::<f64>(rows, cols);
             let out = reference_transpose(&input64, rows, cols);
             assert_eq!(check_transposed(&out, rows, cols), Ok(()));
-            let out32 = reference_transpose(&input, rows, cols);
+            let out32 = reference_transpose(&input32, rows, cols);
             assert_eq!(check_transposed(&out32, rows, cols), Ok(()));
         }
         // An untransposed square copy, a swapped pair and a short output are caught.
-        let input = fill_input::<f64>(16, 16);
-        assert!(check_transposed(&input, 16, 16).is_err());
-        let mut out = reference_transpose(&input, 16, 16);
+        let square = input::<f64>(16, 16);
+        assert!(check_transposed(&square, 16, 16).is_err());
+        let mut out = reference_transpose(&square, 16, 16);
         out.swap(17, 18);
         let e = check_transposed(&out, 16, 16).expect_err("a swapped pair");
         assert!(e.contains("out[1][1]") || e.contains("out[1][2]"), "{e}");
@@ -417,6 +470,29 @@ mod tests {
             .filter(|&(r, c)| input_value(r, c) == input_value(c, r))
             .count();
         assert!(same <= 1, "{same}");
+    }
+
+    #[test]
+    fn the_device_s_input_maker_compiles_for_both_types_where_nvrtc_is_installed() {
+        for value_t in ["float", "double"] {
+            match FILL_INPUT.compiles_for(&[], "base", &[("VALUE_T", value_t)], 90) {
+                Ok(true) => {}
+                Ok(false) => return skipped("needs NVRTC (the CUDA toolkit), which is not loaded"),
+                Err(e) => panic!("fill_input does not compile for {value_t}: {e}"),
+            }
+        }
+        // The device's hash is the host's: the same constants and shifts, in that order.
+        let maker = include_str!("input.cu");
+        for constant in [
+            "0x9E3779B97F4A7C15",
+            "0xC2B2AE3D27D4EB4F",
+            "h >> 29",
+            "0xBF58476D1CE4E5B9",
+            "h >> 32",
+            "(h >> 41) + 1",
+        ] {
+            assert!(maker.contains(constant), "{constant}");
+        }
     }
 
     #[test]

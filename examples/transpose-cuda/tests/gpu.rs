@@ -1,11 +1,12 @@
 //! The kernel on a GPU, where there is one: every point of the space, for `f32` and `f64`,
 //! on shapes whose sides are not multiples of the tiles (partial tiles at both far edges,
 //! single rows and columns), checked on the host, with a guard after the output that no
-//! variant may write. Where there is no NVIDIA driver, GPU or NVRTC (CI) it passes and says
+//! variant may write; and the device's input maker against the host's input, element for
+//! element. Where there is no NVIDIA driver, GPU or NVRTC (CI) it passes and says
 //! `skipped: …` on stderr.
 
 use gputune_example_transpose_cuda::{
-    check_transposed, fill_input, launch_config, transpose, Element, SOURCE, TRANSPOSE,
+    check_transposed, fill_input, input, launch_config, transpose, Element, SOURCE, TRANSPOSE,
     TRANSPOSE_PARAMS,
 };
 use gputune_runtime::backend::cuda::{compiles_for, CudaBackend, CudaHandles, LaunchLimits};
@@ -109,9 +110,7 @@ fn every_point_on_every_shape<T: Element>(cuda: &CudaHandles, space: &[String]) 
     let stream = &cuda.stream;
     for (rows, cols) in SHAPES {
         let n = rows * cols;
-        let input = stream
-            .clone_htod(&fill_input::<T>(rows, cols))
-            .expect("input");
+        let input = stream.clone_htod(&input::<T>(rows, cols)).expect("input");
         let poison = T::from(-1.5);
         for point in space {
             let label = format!("{point} {rows}×{cols}");
@@ -146,7 +145,7 @@ fn every_variant_transposes_every_shape() {
     let (rows, cols) = (300, 200);
     let input = cuda
         .stream
-        .clone_htod(&fill_input::<f32>(rows, cols))
+        .clone_htod(&input::<f32>(rows, cols))
         .expect("input");
     let mut output = cuda.stream.alloc_zeros::<f32>(rows * cols).expect("output");
     transpose(&cuda.stream, &input, &mut output, rows, cols).expect("base launches");
@@ -167,5 +166,50 @@ fn every_variant_transposes_every_shape() {
         Some(Error::InvalidLaunch(why)) => assert!(why.contains("grid"), "{why}"),
         _ => panic!("not an invalid launch: {e}"),
     }
+    cuda.stream.synchronize().expect("no error on the stream");
+}
+
+/// `fill_input` makes on the device what `input` makes on the host, for `T`, on every shape
+/// (and leaves the elements after the matrix alone).
+fn the_device_input_on_every_shape<T: Element>(cuda: &CudaHandles) {
+    let stream = &cuda.stream;
+    let poison = T::from(-1.5);
+    for (rows, cols) in SHAPES.into_iter().chain([(3000, 5), (1, 70_000)]) {
+        let n = rows * cols;
+        let mut x = stream.clone_htod(&vec![poison; n + GUARD]).expect("x");
+        fill_input(stream, &mut x, rows, cols).expect("fill_input");
+        let host = stream.clone_dtoh(&x).expect("copy back");
+        let want = input::<T>(rows, cols);
+        if let Some(i) = (0..n).find(|&i| host[i] != want[i]) {
+            panic!(
+                "{rows}×{cols}: x[{}][{}] = {:?}, not {:?}",
+                i / cols,
+                i % cols,
+                host[i],
+                want[i]
+            );
+        }
+        assert!(
+            host[n..].iter().all(|&v| v == poison),
+            "{rows}×{cols}: wrote past the matrix"
+        );
+    }
+    // Too small a buffer is refused before launching.
+    let mut x = stream.alloc_zeros::<T>(10).expect("x");
+    assert!(fill_input(stream, &mut x, 3, 4).is_err());
+}
+
+#[test]
+fn the_device_makes_the_host_s_input() {
+    let backend = match device() {
+        Ok(b) => b,
+        Err(why) => return skipped(&format!("no CUDA driver, GPU or NVRTC ({why})")),
+    };
+    let cuda = backend
+        .cuda()
+        .expect("the CUDA backend has handles")
+        .clone();
+    the_device_input_on_every_shape::<f32>(&cuda);
+    the_device_input_on_every_shape::<f64>(&cuda);
     cuda.stream.synchronize().expect("no error on the stream");
 }
