@@ -1,6 +1,10 @@
 //! A 2-D convolution with a 17 × 17 filter, tuned by gputune: a kernel the project's defaults
 //! were not tuned on, written as a newcomer would, to be searched beside Kernel Tuner (whose
 //! tutorial tunes a convolution over the same kind of parameters).
+//!
+//! [`fill_eighths`] makes the bench's input and filter on the device (one launch each, rather
+//! than a host loop and a copy); [`eighth`] is their specification on the host, from which
+//! [`output_of`] computes any output without making the input.
 
 use std::sync::Arc;
 
@@ -17,6 +21,12 @@ pub const FILTER: usize = 17;
 
 /// The kernel handle, for tests that compile the points of the space.
 pub static CONV: Kernel = Kernel::new(SOURCE, "conv");
+
+/// The input maker of `input.cu`: not tuned, compiled once per process.
+pub static FILL_EIGHTHS: Kernel = Kernel::new(include_str!("input.cu"), "fill_eighths");
+
+/// Threads per block of the input maker.
+const FILL_TPB: u32 = 256;
 
 /// `out` (`h`×`w`) = `input` (`(h + 16)`×`(w + 16)`, row-major) convolved with the 17×17
 /// `filter` (row-major), enqueued on `stream`.
@@ -73,29 +83,129 @@ pub fn conv(
     Ok(())
 }
 
-/// Test data: `n` values in eighths, 1/8 to 1, so that every product of two is a multiple of
-/// 1/64 and a sum of 289 of them is exact in `f32`: any order of summation gives the same bits.
-pub fn eighths(n: usize, seed: usize) -> Vec<f32> {
-    (0..n)
-        .map(|i| ((i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 7) % 8 + 1) as f32 / 8.0)
-        .collect()
+/// Test data element `i`: an eighth, 1/8 to 1, picked by a multiplicative hash of `i` and
+/// `seed`, so that every product of two is a multiple of 1/64 and a sum of 289 of them is
+/// exact in `f32`: any order of summation gives the same bits. `input.cu` computes the same
+/// values on the device.
+pub fn eighth(i: usize, seed: usize) -> f32 {
+    ((i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 7) % 8 + 1) as f32 / 8.0
 }
 
-/// One output of the convolution, on the host: the reference a bench checks base against.
-pub fn output_at(input: &[f32], filter: &[f32], w: usize, (x, y): (usize, usize)) -> f32 {
+/// Test data: `n` values [`eighth`]`(i, seed)`, made on the host (the tests' inputs, and the
+/// specification of [`fill_eighths`]).
+pub fn eighths(n: usize, seed: usize) -> Vec<f32> {
+    (0..n).map(|i| eighth(i, seed)).collect()
+}
+
+/// Fills `x` with [`eighth`]`(i, seed)` for every index `i` on the device, enqueued on
+/// `stream`: what [`eighths`] makes on the host, bit for bit.
+pub fn fill_eighths(
+    stream: &Arc<CudaStream>,
+    x: &mut CudaSlice<f32>,
+    seed: usize,
+) -> Result<(), BoxError> {
+    if x.is_empty() {
+        return Ok(());
+    }
+    let kernel = FILL_EIGHTHS.fixed(stream, &[])?;
+    // Grid-stride: any grid is correct; one thread per element up to the largest grid.
+    let blocks = u32::try_from(x.len().div_ceil(FILL_TPB as usize)).unwrap_or(u32::MAX);
+    let config = kernel.check(LaunchConfig {
+        grid_dim: (blocks.min(kernel.limits().max_grid_dim[0]), 1, 1),
+        block_dim: (FILL_TPB, 1, 1),
+        shared_mem_bytes: 0,
+    })?;
+    let (n, seed) = (x.len() as u64, seed as u64);
+    let mut launch = stream.launch_builder(kernel.function());
+    launch.arg(x).arg(&n).arg(&seed);
+    // SAFETY: the arguments match fill_eighths(float*, unsigned long long, unsigned long
+    // long); it writes x[0..n), which the slice holds.
+    unsafe { launch.launch(config) }?;
+    Ok(())
+}
+
+/// One output of the convolution, on the host, of an input and a filter given element by
+/// element (row-major indices): the reference a bench checks base against, from the
+/// specification of its data ([`eighth`]) without making the whole input.
+pub fn output_of(
+    input: impl Fn(usize) -> f32,
+    filter: impl Fn(usize) -> f32,
+    w: usize,
+    (x, y): (usize, usize),
+) -> f32 {
     let in_w = w + FILTER - 1;
     let mut sum = 0.0f32;
     for j in 0..FILTER {
         for i in 0..FILTER {
-            sum += input[(y + j) * in_w + x + i] * filter[j * FILTER + i];
+            sum += input((y + j) * in_w + x + i) * filter(j * FILTER + i);
         }
     }
     sum
 }
 
+/// One output of the convolution, on the host, of an input and a filter in memory.
+pub fn output_at(input: &[f32], filter: &[f32], w: usize, xy: (usize, usize)) -> f32 {
+    output_of(|i| input[i], |i| filter[i], w, xy)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Says on stderr, past libtest's capture (so it shows without `--nocapture` too), that the
+    /// running test checked nothing on this machine: a pass that returned early must not read as
+    /// a check that passed.
+    fn skipped(why: &str) {
+        use std::io::Write;
+        let test = std::thread::current().name().unwrap_or("test").to_owned();
+        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
+    }
+
+    #[test]
+    fn the_data_is_the_formula_and_the_reference_needs_no_input_in_memory() {
+        // The formula the device's maker follows: ((i · 2654435761 + seed) >> 7) mod 8 + 1,
+        // over 8, in 64-bit wrapping arithmetic (as `unsigned long long` wraps).
+        let formula = |i: u64, seed: u64| {
+            ((i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 7) % 8 + 1) as f32 / 8.0
+        };
+        for i in (0..10_000).chain([4112 * 4112 - 1, 1 << 40, usize::MAX]) {
+            for seed in [1, 2] {
+                assert_eq!(
+                    eighth(i, seed),
+                    formula(i as u64, seed as u64),
+                    "{i} {seed}"
+                );
+            }
+        }
+        let (w, in_w) = (40, 40 + FILTER - 1);
+        let input = eighths(in_w * in_w, 1);
+        let filter = eighths(FILTER * FILTER, 2);
+        for xy in [(0, 0), (39, 0), (0, 39), (39, 39), (17, 23)] {
+            assert_eq!(
+                output_of(|i| eighth(i, 1), |i| eighth(i, 2), w, xy),
+                output_at(&input, &filter, w, xy),
+                "{xy:?}"
+            );
+        }
+        // Every value 1/8 … 1 comes out, about equally often.
+        let mut counts = [0usize; 8];
+        for v in eighths(80_000, 1) {
+            counts[(v * 8.0) as usize - 1] += 1;
+        }
+        assert!(
+            counts.iter().all(|&c| c.abs_diff(10_000) < 1_000),
+            "{counts:?}"
+        );
+    }
+
+    #[test]
+    fn the_device_s_input_maker_compiles_where_nvrtc_is_installed() {
+        match FILL_EIGHTHS.compiles_for(&[], "base", &[], 90) {
+            Ok(true) => {}
+            Ok(false) => skipped("needs NVRTC (the CUDA toolkit), which is not loaded"),
+            Err(e) => panic!("fill_eighths does not compile: {e}"),
+        }
+    }
 
     #[test]
     fn the_host_reference_sums_the_filter_window() {

@@ -1,10 +1,13 @@
 //! The space compiles (NVRTC, no GPU needed), and the kernel on a GPU, where there is one:
 //! every point of the space on shapes that no tile divides (partial tiles at the right and
 //! bottom edges, single rows and columns), every output checked on the host, with a guard after
-//! the output that no variant may write. Where there is no NVIDIA driver, GPU or NVRTC (CI) a
+//! the output that no variant may write; and the device's input maker against the host's data.
+//! Where there is no NVIDIA driver, GPU or NVRTC (CI) a
 //! test passes and says `skipped: …` on stderr.
 
-use gputune_example_conv_cuda::{conv, eighths, output_at, CONV, CONV_PARAMS, FILTER, SOURCE};
+use gputune_example_conv_cuda::{
+    conv, eighths, fill_eighths, output_at, CONV, CONV_PARAMS, FILTER, SOURCE,
+};
 use gputune_runtime::backend::cuda::{compiles_for, CudaBackend, CudaHandles, LaunchLimits};
 use gputune_runtime::backend::Backend;
 use gputune_runtime::cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
@@ -179,5 +182,33 @@ fn every_variant_convolves_every_shape() {
     let e = conv(stream, &input, &filter, &mut out, (w + 1, h)).expect_err("too small");
     assert!(e.to_string().contains("needs"), "{e}");
     conv(stream, &input, &filter, &mut out, (0, h)).expect("nothing to compute");
+    stream.synchronize().expect("no error on the stream");
+}
+
+#[test]
+fn the_device_makes_the_host_s_eighths() {
+    match compiles("base") {
+        Ok(true) => {}
+        Ok(false) => return skipped("NVRTC is not installed"),
+        Err(e) => panic!("the base kernel does not compile: {e}"),
+    }
+    let backend = match CudaBackend::open(0) {
+        Ok(b) => b,
+        Err(e) => return skipped(&format!("no CUDA driver or GPU ({e})")),
+    };
+    let stream = &backend.cuda().expect("the CUDA backend has handles").stream;
+    // Lengths that no block divides, the bench's filter and its input.
+    for (n, seed) in [(1, 1), (FILTER * FILTER, 2), (100_003, 1), (4112 * 4112, 1)] {
+        let mut x = stream.clone_htod(&vec![-1.5f32; n]).expect("x");
+        fill_eighths(stream, &mut x, seed).expect("fill_eighths");
+        let host = stream.clone_dtoh(&x).expect("copy back");
+        let want = eighths(n, seed);
+        if let Some(i) = (0..n).find(|&i| host[i] != want[i]) {
+            panic!(
+                "n = {n}, seed {seed}: x[{i}] = {}, not {}",
+                host[i], want[i]
+            );
+        }
+    }
     stream.synchronize().expect("no error on the stream");
 }
