@@ -12,6 +12,10 @@
 //! relocates at load, 24 bytes each), about 1.6 KB per variant, which made the batch binary
 //! of the whole space 32 MB of which 28 MB were those statics and their relocations.
 //! [`tuned`] builds the same value at run time instead, once per variant a process runs.
+//!
+//! [`fill_eighths`] makes the bench's matrices on the device; [`eighth`] is their
+//! specification on the host, from which [`check_product`] checks a product without making the
+//! matrices.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -25,6 +29,12 @@ use gputune_runtime::BoxError;
 pub const SOURCE: &str = include_str!("sgemm.cu");
 
 static SGEMM: Kernel = Kernel::new(SOURCE, "sgemm");
+
+/// The input maker of `input.cu`: not tuned, compiled once per process.
+pub static FILL_EIGHTHS: Kernel = Kernel::new(include_str!("input.cu"), "fill_eighths");
+
+/// Threads per block of the input maker.
+const FILL_TPB: u32 = 256;
 
 /// The largest block tile: `n` must be a multiple of it (the kernel has no edge handling).
 pub const MAX_TILE: usize = 128;
@@ -206,20 +216,85 @@ pub fn launch(
     Ok(())
 }
 
-/// An `n`×`n` matrix of eighths 1/8…1, scrambled by a multiplicative hash of the index and
-/// `seed` (a pattern of period 8 along rows would make every row of C alike, hiding a mixed-up
-/// row): the bench's and the tests' inputs. Every product of two is a multiple of 1/64 up to
-/// 1, so every partial sum of a row-by-column product is a multiple of 1/64 up to n: for
-/// n = 1024, 17 significant bits at most (up to n = 2^18, 24), exact in f32 whatever the
-/// order of the additions, so every correct variant agrees with base, and with the host, bit
-/// for bit.
+/// Element `i` of a matrix of eighths 1/8…1, scrambled by a multiplicative hash of the index
+/// and `seed` (a pattern of period 8 along rows would make every row of C alike, hiding a
+/// mixed-up row): the bench's and the tests' inputs. Every product of two is a multiple of
+/// 1/64 up to 1, so every partial sum of a row-by-column product is a multiple of 1/64 up to
+/// n: for n = 1024, 17 significant bits at most (up to n = 2^18, 24), exact in f32 whatever
+/// the order of the additions, so every correct variant agrees with base, and with the host,
+/// bit for bit. `input.cu` computes the same values on the device.
+pub fn eighth(i: usize, seed: u32) -> f32 {
+    let h = (i as u32 ^ seed).wrapping_mul(2_654_435_761) >> 29;
+    (h + 1) as f32 / 8.0
+}
+
+/// An `n`×`n` matrix of [`eighth`]s, made on the host: the tests' inputs, and the
+/// specification of [`fill_eighths`].
 pub fn eighths(n: usize, seed: u32) -> Vec<f32> {
-    (0..n * n)
-        .map(|i| {
-            let h = (i as u32 ^ seed).wrapping_mul(2_654_435_761) >> 29;
-            (h + 1) as f32 / 8.0
-        })
-        .collect()
+    (0..n * n).map(|i| eighth(i, seed)).collect()
+}
+
+/// Fills `x` with [`eighth`]`(i, seed)` for every index `i` on the device, enqueued on
+/// `stream`: what [`eighths`] makes on the host, bit for bit, without a host loop or a copy.
+pub fn fill_eighths(
+    stream: &Arc<CudaStream>,
+    x: &mut CudaSlice<f32>,
+    seed: u32,
+) -> Result<(), BoxError> {
+    if x.is_empty() {
+        return Ok(());
+    }
+    let kernel = FILL_EIGHTHS.fixed(stream, &[])?;
+    // Grid-stride: any grid is correct; one thread per element up to the largest grid.
+    let blocks = u32::try_from(x.len().div_ceil(FILL_TPB as usize)).unwrap_or(u32::MAX);
+    let config = kernel.check(LaunchConfig {
+        grid_dim: (blocks.min(kernel.limits().max_grid_dim[0]), 1, 1),
+        block_dim: (FILL_TPB, 1, 1),
+        shared_mem_bytes: 0,
+    })?;
+    let n = x.len() as u64;
+    let mut launch = stream.launch_builder(kernel.function());
+    launch.arg(x).arg(&n).arg(&seed);
+    // SAFETY: the arguments match fill_eighths(float*, unsigned long long, unsigned); it
+    // writes x[0..n), which the slice holds.
+    unsafe { launch.launch(config) }?;
+    Ok(())
+}
+
+/// The rows (and the columns) of C that [`check_product`] checks: every `n / 61`-th, the
+/// last one included: 62 to 66 of each once n ≥ 61 (65 for n = 1024), all of them below.
+pub fn checked_lines(n: usize) -> Vec<usize> {
+    let step = (n / 61).max(1);
+    let mut lines: Vec<usize> = (0..n).step_by(step).chain(n.checked_sub(1)).collect();
+    lines.dedup();
+    lines
+}
+
+/// Whether `c` (row-major `n`×`n`) is `A·B` for `A` and `B` the [`eighth`]s of `a_seed` and
+/// `b_seed`, exactly, at every crossing of [`checked_lines`] (corners and edges included):
+/// each element from the specification in exact arithmetic (a sum of multiples of 1/64 in
+/// `f64`), so that neither the matrices nor a copy of them is needed. `Err` names the first
+/// wrong element.
+pub fn check_product(c: &[f32], n: usize, (a_seed, b_seed): (u32, u32)) -> Result<(), String> {
+    if c.len() < n * n {
+        return Err(format!("{} elements for a {n}×{n} product", c.len()));
+    }
+    let lines = checked_lines(n);
+    for &col in &lines {
+        let b_col: Vec<f64> = (0..n)
+            .map(|k| f64::from(eighth(k * n + col, b_seed)))
+            .collect();
+        for &row in &lines {
+            let want: f64 = (0..n)
+                .map(|k| f64::from(eighth(row * n + k, a_seed)) * b_col[k])
+                .sum();
+            let got = c[row * n + col];
+            if f64::from(got) != want {
+                return Err(format!("C[{row}][{col}] = {got}, not {want}"));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -230,6 +305,75 @@ mod tests {
         use std::io::Write;
         let test = std::thread::current().name().unwrap_or("test").to_owned();
         let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
+    }
+
+    #[test]
+    fn the_checked_product_is_the_host_s_and_catches_a_wrong_element() {
+        let n = 128;
+        let (a, b) = (eighths(n, 0xa), eighths(n, 0xb));
+        // The formula, element by element: ((i ^ seed) · 2654435761 mod 2^32) >> 29, plus 1,
+        // over 8 (as the device's unsigned arithmetic wraps).
+        for (i, &v) in a.iter().enumerate() {
+            let h = ((i as u64 ^ 0xa) * 2_654_435_761 % (1 << 32)) >> 29;
+            assert_eq!(v, (h + 1) as f32 / 8.0, "{i}");
+        }
+        assert!(a != b, "different seeds, different matrices");
+        let mut c = host_product(&a, &b, n);
+        assert_eq!(check_product(&c, n, (0xa, 0xb)), Ok(()));
+        // Swapped operands, a wrong element at a checked crossing and a short C are caught.
+        assert!(check_product(&c, n, (0xb, 0xa)).is_err());
+        let (row, col) = (checked_lines(n)[3], n - 1);
+        c[row * n + col] += 0.125;
+        let e = check_product(&c, n, (0xa, 0xb)).expect_err("a wrong element");
+        assert!(e.contains(&format!("C[{row}][{col}]")), "{e}");
+        assert!(check_product(&c[1..], n, (0xa, 0xb)).is_err());
+        // The bench's n: about 62 lines each way, both ends in.
+        let lines = checked_lines(1024);
+        assert_eq!((lines[0], lines[lines.len() - 1]), (0, 1023));
+        assert!((60..=66).contains(&lines.len()), "{}", lines.len());
+        assert_eq!(checked_lines(1), [0]);
+        assert_eq!(checked_lines(5), [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn the_device_s_input_maker_compiles_where_nvrtc_is_installed() {
+        match FILL_EIGHTHS.compiles_for(&[], "base", &[], 90) {
+            Ok(true) => {}
+            Ok(false) => skipped("needs NVRTC (the CUDA toolkit), which is not loaded"),
+            Err(e) => panic!("fill_eighths does not compile: {e}"),
+        }
+    }
+
+    /// On a GPU (skipped without one): the device's matrices are the host's, and base's
+    /// product of them passes the bench's check.
+    #[test]
+    fn on_a_gpu_the_device_makes_the_host_s_matrices() {
+        use gputune_runtime::cudarc::driver::{sys, CudaContext};
+        // SAFETY: only tries to dlopen the driver library; nothing is called.
+        if !unsafe { sys::is_culib_present() } {
+            return skipped("needs a CUDA driver, which is not installed");
+        }
+        let stream = match CudaContext::new(0) {
+            Ok(context) => context.default_stream(),
+            Err(e) => return skipped(&format!("no usable device: {e}")),
+        };
+        for (n, seed) in [(1, 0xa), (129, 0xb), (1024, 0xa)] {
+            let mut x = stream.alloc_zeros::<f32>(n * n).expect("x");
+            fill_eighths(&stream, &mut x, seed).expect("fill_eighths");
+            let got = stream.clone_dtoh(&x).expect("copy back");
+            assert!(got == eighths(n, seed), "n = {n}, seed {seed}");
+        }
+        let n = 256;
+        let (mut a, mut b) = (
+            stream.alloc_zeros::<f32>(n * n).expect("a"),
+            stream.alloc_zeros::<f32>(n * n).expect("b"),
+        );
+        fill_eighths(&stream, &mut a, 0xa).expect("a");
+        fill_eighths(&stream, &mut b, 0xb).expect("b");
+        let mut c = stream.alloc_zeros::<f32>(n * n).expect("c");
+        sgemm(&stream, (&a, &b), &mut c, n).expect("base launches");
+        let got = stream.clone_dtoh(&c).expect("copy back");
+        assert_eq!(check_product(&got, n, (0xa, 0xb)), Ok(()));
     }
 
     /// Every label of the space, from the build script's manifest.
