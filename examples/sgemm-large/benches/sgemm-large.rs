@@ -2,7 +2,7 @@
 //!
 //! The matrices are made on the device (`fill_eighths`, one launch each), not on the host and
 //! copied over. Base is checked on the host against its product's specification
-//! (`check_product`: the exact sums at a grid of about 65 × 65 elements, from the formula of
+//! (`check_product`: the exact sums at a grid of 65 × 65 elements, from the formula of
 //! the matrices, `eighth`); every other variant against base as before (`exec_verified`).
 
 use gputune_example_sgemm_large::{check_product, fill_eighths, sgemm};
