@@ -28,6 +28,7 @@ impl Backends {
         };
         #[cfg(feature = "cuda")]
         let cuda = if needs_cuda {
+            prestart_compile_workers(benches);
             let mut b = crate::backend::cuda::CudaBackend::open(cli.device)?;
             b.set_blocking_kernel(!cli.disable_blocking_kernel);
             Some(b)
@@ -103,4 +104,22 @@ impl Backends {
             }
         }
     }
+}
+
+/// Starts the compile workers the CUDA benches' background compilations will use, before the
+/// device opens: each loads NVRTC while the driver starts and the setups run, which a cold
+/// search would otherwise wait for before its first sample. As many as the largest planned
+/// set of variants gets threads; one where nothing is planned (the production choice, an
+/// input maker).
+#[cfg(feature = "cuda")]
+fn prestart_compile_workers(benches: &[Bench]) {
+    use crate::backend::cuda::{compile_threads, compile_worker};
+    let planned = benches
+        .iter()
+        .filter(|b| b.backend == BackendKind::Cuda)
+        .filter_map(|b| b.tunes.as_deref())
+        .map(|f| crate::tuned::to_prepare(f).len())
+        .max()
+        .unwrap_or(0);
+    compile_worker::prestart(compile_threads(planned.max(1)));
 }

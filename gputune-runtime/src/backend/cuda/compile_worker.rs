@@ -20,17 +20,26 @@
 //! a bench whose `main` prints before it calls [`crate::main`] still serves. A worker ends at
 //! the end of its stdin: when the bench drops it, or exits.
 //!
+//! A bench process that will compile starts its workers ahead of the first job ([`prestart`],
+//! from the runner, before it opens the device): each loads NVRTC and compiles an empty
+//! kernel while the device opens and the setup runs, and waits among the spares. Compile
+//! threads take a spare before they start a process, and give theirs back when they are
+//! done; a compilation on the bench's own thread (an input maker in a setup, a kernel nobody
+//! precompiled) uses a spare when one is idle, so that NVRTC's loading stays off the
+//! measuring thread too.
+//!
 //! [`CudaHandles::precompile_programs`]: super::CudaHandles::precompile_programs
 //! [`CudaHandles::precompile`]: super::CudaHandles::precompile
 
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Once, OnceLock};
+use std::sync::{Mutex, Once, OnceLock};
 
 use super::module::{compile_failed, CompileFailed};
-use super::nvrtc::compile_for;
+use super::nvrtc::{compile_for, cuda_includes, nvrtc_version};
 use super::program::Program;
+use super::quiet::quietly;
 use crate::backend::kernel_cache::{Image, Key};
 use crate::error::ErrorKind;
 
@@ -39,6 +48,10 @@ pub const COMPILE_WORKER_ENV: &str = "GPUTUNE_COMPILE_WORKER";
 
 /// The version of the wire; a worker asked for another one refuses to serve.
 const WIRE_VERSION: &str = "1";
+
+/// Set in the environment of a worker started ahead of its first job ([`prestart`]): it
+/// warms NVRTC up before it reads one.
+const WARM_UP_ENV: &str = "GPUTUNE_COMPILE_WORKER_WARM_UP";
 
 /// First bytes of every frame.
 const MAGIC: [u8; 4] = *b"GTCW";
@@ -59,6 +72,10 @@ pub fn serve_if_asked() -> Option<i32> {
              speaks version {WIRE_VERSION}"
         );
         return Some(2);
+    }
+    lower_priority();
+    if std::env::var_os(WARM_UP_ENV).is_some() {
+        warm_up();
     }
     match serve(io::stdin().lock(), io::stdout().lock()) {
         Ok(()) => Some(0),
@@ -82,6 +99,99 @@ pub fn enable() {
 /// The command that starts a compile worker, if this process may start one.
 pub(super) fn worker_command() -> Option<Command> {
     EXECUTABLE.get().map(Command::new)
+}
+
+/// The `nice` value a compile worker gives itself: compilations are background work, and the
+/// bench's measuring thread and the driver's own threads come first when the cores are all
+/// busy (a bench starts one worker per core but one, while its device opens).
+const WORKER_NICE: i32 = 10;
+
+/// Lowers this process's CPU priority to [`WORKER_NICE`] (where the OS lets it; a failure
+/// only leaves the priority as it was).
+fn lower_priority() {
+    #[cfg(unix)]
+    // SAFETY: setpriority changes this process's nice value and touches no memory.
+    unsafe {
+        let _ = libc::setpriority(libc::PRIO_PROCESS, 0, WORKER_NICE);
+    }
+}
+
+/// Loads NVRTC, finds CUDA's headers and compiles an empty kernel (which loads NVRTC's
+/// builtins): what a worker started ahead of its first job does while its bench opens the
+/// device. A failure here (no NVRTC) is the first job's to report.
+fn warm_up() {
+    if nvrtc_version().is_ok() {
+        let _ = cuda_includes();
+        let _ = quietly(|| cudarc::nvrtc::compile_ptx("extern \"C\" __global__ void w() {}"));
+    }
+}
+
+/// Idle compile workers: started ahead of their first job, or given back by a compile thread
+/// that is done. Taking one is cheaper than starting a process.
+#[derive(Default)]
+pub(super) struct Spares(Mutex<Vec<Worker>>);
+
+impl Spares {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Worker>> {
+        // A poisoned lock only means a thread panicked while pushing or popping.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn take(&self) -> Option<Worker> {
+        self.lock().pop()
+    }
+
+    fn put(&self, worker: Worker) {
+        self.lock().push(worker);
+    }
+
+    /// Idle workers now.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+/// This process's idle compile workers.
+pub(super) static SPARES: Spares = Spares(Mutex::new(Vec::new()));
+
+/// Starts `count` compile workers in the background, ahead of the first compilation, where
+/// this process may start them (a bench binary, [`enable`]): each loads NVRTC while the bench
+/// opens its device and runs its setup, so that the first variant's compilation pays for
+/// neither a process start nor NVRTC's loading. The runner calls it before it opens the
+/// device, with as many as the background compilation will use
+/// ([`compile_threads`](super::precompile::compile_threads)).
+pub fn prestart(count: usize) {
+    prestart_into(&SPARES, count, worker_command);
+}
+
+/// [`prestart`] into `spares`, starting workers with `command`; the thread that starts them,
+/// if any.
+pub(super) fn prestart_into(
+    spares: &'static Spares,
+    count: usize,
+    command: fn() -> Option<Command>,
+) -> Option<std::thread::JoinHandle<()>> {
+    if count == 0 {
+        return None;
+    }
+    command()?;
+    std::thread::Builder::new()
+        .name("gputune-compile-workers".into())
+        .spawn(move || {
+            for _ in 0..count {
+                let Some(mut command) = command() else {
+                    return;
+                };
+                command.env(WARM_UP_ENV, "1");
+                // One that cannot start is reported by the compile thread that needs it.
+                match Worker::spawn(command) {
+                    Ok(worker) => spares.put(worker),
+                    Err(_) => return,
+                }
+            }
+        })
+        .ok()
 }
 
 /// Answers every job read from `input` on `output`, until `input` ends.
@@ -198,12 +308,14 @@ impl Drop for Worker {
     }
 }
 
-/// The compile worker of one compile thread, started on first use.
+/// The compile worker of one compile thread, taken from the spares or started on first use.
 pub(super) struct WorkerSlot {
     worker: Option<Worker>,
     /// Where a worker comes from; `None` from it means compiling on this thread.
     command: fn() -> Option<Command>,
-    /// Workers this slot started.
+    /// Idle workers to take before starting one, and where [`WorkerSlot::release`] puts it.
+    spares: &'static Spares,
+    /// Workers this slot started or took.
     pub started: usize,
 }
 
@@ -212,9 +324,42 @@ impl Default for WorkerSlot {
         WorkerSlot {
             worker: None,
             command: worker_command,
+            spares: &SPARES,
             started: 0,
         }
     }
+}
+
+impl WorkerSlot {
+    /// Gives the slot's worker back to the spares, for whoever compiles next.
+    pub(super) fn release(&mut self) {
+        if let Some(worker) = self.worker.take() {
+            self.spares.put(worker);
+        }
+    }
+}
+
+/// Compiles `job` in an idle worker if there is one (giving it back after), else on this
+/// thread: a compilation the bench waits for that nobody started in the background.
+pub(super) fn compile_on_spare(job: &Job<'_>) -> std::result::Result<Image, CompileFailed> {
+    compile_on_spare_of(&SPARES, job)
+}
+
+fn compile_on_spare_of(
+    spares: &'static Spares,
+    job: &Job<'_>,
+) -> std::result::Result<Image, CompileFailed> {
+    let Some(worker) = spares.take() else {
+        return local_compile(job);
+    };
+    let mut slot = WorkerSlot {
+        worker: Some(worker),
+        spares,
+        ..WorkerSlot::default()
+    };
+    let result = compile_in_worker(&mut slot, job);
+    slot.release();
+    result
 }
 
 /// Compiles `job` in the slot's worker (started on first use, and again once if it fails),
@@ -230,6 +375,12 @@ pub(super) fn compile_in_worker(
     };
     let mut failures = Vec::new();
     while failures.len() < 2 {
+        if worker.is_none() {
+            if let Some(spare) = slot.spares.take() {
+                *worker = Some(spare);
+                slot.started += 1;
+            }
+        }
         if worker.is_none() {
             let Some(command) = (slot.command)() else {
                 return local_compile(job);

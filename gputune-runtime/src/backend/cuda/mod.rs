@@ -43,6 +43,7 @@ pub use limits::{check_launch, LaunchLimits};
 pub use nvrtc::{compiles_for, cuda_includes, lowered_names};
 pub use precompile::{
     finish_compilations, precompile_once, CompileJob, Precompile, PrecompileSummary,
+    COMPILE_THREADS_ENV,
 };
 pub use program::{Program, DEFAULT_STD};
 pub use timing::{CudaBackend, DEFAULT_BLOCKING_TIMEOUT};
@@ -50,6 +51,7 @@ pub use timing::{CudaBackend, DEFAULT_BLOCKING_TIMEOUT};
 pub(crate) use device::current_arch;
 pub(crate) use errors::describe;
 pub(crate) use module::load_module;
+pub(crate) use precompile::compile_threads;
 // verify's tests compile its kernels without loading them.
 #[cfg(test)]
 pub(crate) use nvrtc::compile_for;

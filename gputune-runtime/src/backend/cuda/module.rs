@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex, Once, OnceLock};
 use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::Ptx;
 
+use super::compile_worker::{compile_on_spare, Job};
 use super::device::device_cc;
 use super::errors::device_error;
-use super::nvrtc::{compile_for, cuda_includes, nvrtc_version};
+use super::nvrtc::{cuda_includes, nvrtc_version};
 use super::program::{Program, Target};
 use crate::backend::kernel_cache::{DiskCache, Image, Key, Memo, Origin, KERNEL_CACHE_ENV};
 use crate::error::{Error, ErrorKind, Result};
@@ -56,7 +57,8 @@ pub(super) fn image_key(
     Key::with_headers(program.source(), program.headers(), &options, version)
 }
 
-/// The image for `key` from the caches, else compiled on this thread (and stored on disk).
+/// The image for `key` from the caches, else compiled in an idle compile worker or on this
+/// thread (and stored on disk).
 pub(super) fn cached_image(
     key: Key,
     program: &Program,
@@ -64,7 +66,13 @@ pub(super) fn cached_image(
     cc: i32,
 ) -> (std::result::Result<Arc<Image>, CompileFailed>, Origin) {
     cached_image_by(key, || {
-        compile_for(program, defines, names, cc).map_err(compile_failed)
+        compile_on_spare(&Job {
+            key,
+            program,
+            defines,
+            names,
+            cc,
+        })
     })
 }
 

@@ -98,10 +98,7 @@ impl CudaHandles {
             })
             .collect();
         let names: Vec<String> = names.iter().map(|n| (*n).to_string()).collect();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .saturating_sub(1)
-            .clamp(1, jobs.len().clamp(1, MAX_COMPILE_THREADS));
+        let threads = compile_threads(jobs.len());
         // The first NVRTC use of the process on this thread, not on a worker: some NVRTC
         // versions crashed at exit when a child thread had initialised them (arrayfire#2707).
         init_on_this_thread();
@@ -154,6 +151,7 @@ impl CudaHandles {
                             }
                             let mut summary = summary.lock().unwrap_or_else(|e| e.into_inner());
                             summary.worker_processes += slot.started;
+                            slot.release();
                         });
                     }
                 });
@@ -165,6 +163,44 @@ impl CudaHandles {
             .map_err(|e| Error::Device(format!("cannot start the compile threads: {e}")))?;
         Ok(Precompile { handle })
     }
+}
+
+/// The threads [`CudaHandles::precompile`] uses for `jobs` compilations: one fewer than the
+/// machine has cores (the measurement keeps one), at least one, at most one per job and
+/// [`MAX_COMPILE_THREADS`], or at most [`COMPILE_THREADS_ENV`] where that is set.
+pub fn compile_threads(jobs: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    threads_for(
+        jobs,
+        cores,
+        std::env::var(COMPILE_THREADS_ENV).ok().as_deref(),
+    )
+}
+
+/// Caps the compile threads (and so the compile worker processes) of a bench process: a
+/// positive integer. Each NVRTC instance holds a few hundred MB while it compiles, which a
+/// node shared with other jobs may not have to spare.
+pub const COMPILE_THREADS_ENV: &str = "GPUTUNE_COMPILE_THREADS";
+
+/// [`compile_threads`] for `cores` cores and the cap `cap` (the variable's value, if set).
+fn threads_for(jobs: usize, cores: usize, cap: Option<&str>) -> usize {
+    let default = cores.saturating_sub(1).clamp(1, MAX_COMPILE_THREADS);
+    let most = match cap.map(|c| c.trim().parse::<usize>()) {
+        None => default,
+        Some(Ok(n)) if n > 0 => n,
+        Some(_) => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                eprintln!(
+                    "warning: {COMPILE_THREADS_ENV}={:?} is not a positive integer; using {default} \
+                     compile threads",
+                    cap.unwrap_or_default()
+                );
+            });
+            default
+        }
+    };
+    most.clamp(1, jobs.max(1))
 }
 
 /// Most threads [`CudaHandles::precompile`] uses: each NVRTC instance holds a few hundred MB
@@ -350,6 +386,25 @@ impl std::fmt::Display for PrecompileSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compile_threads_leave_a_core_to_the_measurement_and_obey_the_cap() {
+        assert_eq!(threads_for(128, 16, None), 15);
+        assert_eq!(threads_for(128, 64, None), MAX_COMPILE_THREADS);
+        assert_eq!(threads_for(3, 16, None), 3, "no more than the jobs");
+        assert_eq!(threads_for(0, 16, None), 1);
+        assert_eq!(threads_for(128, 1, None), 1);
+        assert_eq!(threads_for(128, 16, Some("4")), 4);
+        assert_eq!(
+            threads_for(128, 16, Some(" 32 ")),
+            32,
+            "a cap above the default"
+        );
+        assert_eq!(threads_for(2, 16, Some("4")), 2);
+        for bad in ["0", "-1", "four", ""] {
+            assert_eq!(threads_for(128, 16, Some(bad)), 15, "{bad:?}");
+        }
+    }
 
     #[test]
     fn finishing_waits_for_the_compilations_in_flight() {

@@ -274,3 +274,67 @@ fn a_job_the_wire_cannot_carry_compiles_here() {
     assert_eq!(compile_in_worker(&mut slot, &job), here);
     assert_eq!(slot.started, 0, "no worker for it");
 }
+
+#[test]
+fn prestarted_workers_wait_as_spares_and_serve_the_slots_and_the_bench_s_own_thread() {
+    let spares: &'static Spares = Box::leak(Box::default());
+    prestart_into(spares, 2, test_worker_command)
+        .expect("a thread starts them")
+        .join()
+        .expect("it ends");
+    assert_eq!(spares.len(), 2);
+    let good = program();
+    let defines = [("IPT", "16".to_string())];
+    let job = Job {
+        key: Key::from_bits(51),
+        program: &good,
+        defines: &defines,
+        names: &[],
+        cc: 90,
+    };
+    // A slot takes a spare instead of starting a process (a command that cannot start
+    // would fall back to compiling here), and gives it back when released.
+    let mut slot = WorkerSlot {
+        command: failing_worker,
+        spares,
+        ..WorkerSlot::default()
+    };
+    assert_eq!(compile_in_worker(&mut slot, &job), local(&good, "16"));
+    assert_eq!((slot.started, spares.len()), (1, 1));
+    slot.release();
+    assert_eq!(spares.len(), 2);
+    // The bench's own compilations borrow one and give it back.
+    assert_eq!(compile_on_spare_of(spares, &job), local(&good, "16"));
+    assert_eq!(spares.len(), 2);
+    // Nothing to start with: no thread, no spares, and the compilation happens here.
+    let empty: &'static Spares = Box::leak(Box::default());
+    assert!(prestart_into(empty, 0, test_worker_command).is_none());
+    assert!(prestart_into(empty, 3, no_worker).is_none());
+    assert_eq!(compile_on_spare_of(empty, &job), local(&good, "16"));
+    assert_eq!(empty.len(), 0);
+}
+
+#[test]
+fn a_spare_that_died_is_replaced_for_its_job() {
+    let spares: &'static Spares = Box::leak(Box::default());
+    let mut dead = Worker::spawn(test_worker_command().expect("the test binary's path"))
+        .expect("the worker starts");
+    dead.child.kill().expect("kills");
+    let _ = dead.child.wait();
+    spares.put(dead);
+    let good = program();
+    let job = Job {
+        key: Key::from_bits(61),
+        program: &good,
+        defines: &[("IPT", "3".to_string())],
+        names: &[],
+        cc: 90,
+    };
+    let mut slot = WorkerSlot {
+        command: test_worker_command,
+        spares,
+        ..WorkerSlot::default()
+    };
+    assert_eq!(compile_in_worker(&mut slot, &job), local(&good, "3"));
+    assert_eq!(slot.started, 2, "the dead spare, then a new worker");
+}
