@@ -28,8 +28,11 @@ impl Backends {
         };
         #[cfg(feature = "cuda")]
         let cuda = if needs_cuda {
-            prestart_compile_workers(benches);
+            use crate::backend::cuda::compile_worker::prestart;
+            let workers = compile_workers_wanted(benches);
+            prestart(workers.min(EARLY_WORKERS));
             let mut b = crate::backend::cuda::CudaBackend::open(cli.device)?;
+            prestart(workers.saturating_sub(EARLY_WORKERS));
             b.set_blocking_kernel(!cli.disable_blocking_kernel);
             Some(b)
         } else {
@@ -106,14 +109,11 @@ impl Backends {
     }
 }
 
-/// Starts the compile workers the CUDA benches' background compilations will use, before the
-/// device opens: each loads NVRTC while the driver starts and the setups run, which a cold
-/// search would otherwise wait for before its first sample. As many as the largest planned
-/// set of variants gets threads; one where nothing is planned (the production choice, an
-/// input maker).
+/// The compile workers the CUDA benches' background compilations will use: as many threads as
+/// the largest planned set of variants gets, one where nothing is planned (the production
+/// choice, an input maker).
 #[cfg(feature = "cuda")]
-fn prestart_compile_workers(benches: &[Bench]) {
-    use crate::backend::cuda::{compile_threads, compile_worker};
+fn compile_workers_wanted(benches: &[Bench]) -> usize {
     let planned = benches
         .iter()
         .filter(|b| b.backend == BackendKind::Cuda)
@@ -121,5 +121,13 @@ fn prestart_compile_workers(benches: &[Bench]) {
         .map(|f| crate::tuned::to_prepare(f).len())
         .max()
         .unwrap_or(0);
-    compile_worker::prestart(compile_threads(planned.max(1)));
+    crate::backend::cuda::compile_threads(planned.max(1))
 }
+
+/// Compile workers started before the device opens; the rest start once it is open. Each loads
+/// NVRTC while the driver starts, which a cold search would otherwise wait for before its first
+/// sample, but many at once slow the driver's start: on an H200 host (16 cores, 2026-11-26)
+/// 15 workers warming up beside it took the device's opening from 0.25 s to 0.37 s, and 4 did
+/// not.
+#[cfg(feature = "cuda")]
+const EARLY_WORKERS: usize = 4;

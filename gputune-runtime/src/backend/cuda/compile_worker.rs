@@ -34,7 +34,7 @@
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::{Condvar, Mutex, MutexGuard, Once, OnceLock};
 
 use super::module::{compile_failed, CompileFailed};
 use super::nvrtc::{compile_for, cuda_includes, nvrtc_version};
@@ -127,39 +127,81 @@ fn warm_up() {
 }
 
 /// Idle compile workers: started ahead of their first job, or given back by a compile thread
-/// that is done. Taking one is cheaper than starting a process.
+/// that is done. Taking one is cheaper than starting a process, and waiting for one that is
+/// being started is cheaper than starting another.
 #[derive(Default)]
-pub(super) struct Spares(Mutex<Vec<Worker>>);
+pub(super) struct Spares {
+    /// The idle workers, and how many [`prestart`] has yet to add.
+    idle: Mutex<(Vec<Worker>, usize)>,
+    /// Notified when a worker is added or a start is given up.
+    changed: Condvar,
+}
 
 impl Spares {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Worker>> {
-        // A poisoned lock only means a thread panicked while pushing or popping.
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    const fn new() -> Spares {
+        Spares {
+            idle: Mutex::new((Vec::new(), 0)),
+            changed: Condvar::new(),
+        }
     }
 
+    fn lock(&self) -> MutexGuard<'_, (Vec<Worker>, usize)> {
+        // A poisoned lock only means a thread panicked while pushing or popping.
+        self.idle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// An idle worker, waiting for one being started if none is idle; `None` when none is
+    /// idle or coming.
     fn take(&self) -> Option<Worker> {
-        self.lock().pop()
+        let mut idle = self.lock();
+        loop {
+            if let Some(worker) = idle.0.pop() {
+                return Some(worker);
+            }
+            if idle.1 == 0 {
+                return None;
+            }
+            idle = self.changed.wait(idle).unwrap_or_else(|e| e.into_inner());
+        }
     }
 
     fn put(&self, worker: Worker) {
-        self.lock().push(worker);
+        self.lock().0.push(worker);
+        self.changed.notify_one();
+    }
+
+    /// Says that `count` more workers are being started.
+    fn coming(&self, count: usize) {
+        self.lock().1 += count;
+    }
+
+    /// One that was coming has arrived (`Some`) or will not (`None`).
+    fn arrived(&self, worker: Option<Worker>) {
+        let mut idle = self.lock();
+        idle.1 = idle.1.saturating_sub(1);
+        if let Some(worker) = worker {
+            idle.0.push(worker);
+        }
+        drop(idle);
+        self.changed.notify_all();
     }
 
     /// Idle workers now.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().0.len()
     }
 }
 
 /// This process's idle compile workers.
-pub(super) static SPARES: Spares = Spares(Mutex::new(Vec::new()));
+pub(super) static SPARES: Spares = Spares::new();
 
 /// Starts `count` compile workers in the background, ahead of the first compilation, where
 /// this process may start them (a bench binary, [`enable`]): each loads NVRTC while the bench
 /// opens its device and runs its setup, so that the first variant's compilation pays for
-/// neither a process start nor NVRTC's loading. The runner calls it before it opens the
-/// device, with as many as the background compilation will use
+/// neither a process start nor NVRTC's loading. Compile threads that find no idle worker wait
+/// for these rather than start their own. The runner calls it around opening the device, for
+/// as many as the background compilation will use
 /// ([`compile_threads`](super::precompile::compile_threads)).
 pub fn prestart(count: usize) {
     prestart_into(&SPARES, count, worker_command);
@@ -176,22 +218,28 @@ pub(super) fn prestart_into(
         return None;
     }
     command()?;
-    std::thread::Builder::new()
+    spares.coming(count);
+    let started = std::thread::Builder::new()
         .name("gputune-compile-workers".into())
         .spawn(move || {
             for _ in 0..count {
-                let Some(mut command) = command() else {
-                    return;
-                };
-                command.env(WARM_UP_ENV, "1");
                 // One that cannot start is reported by the compile thread that needs it.
-                match Worker::spawn(command) {
-                    Ok(worker) => spares.put(worker),
-                    Err(_) => return,
-                }
+                let worker = command().and_then(|mut command| {
+                    command.env(WARM_UP_ENV, "1");
+                    Worker::spawn(command).ok()
+                });
+                spares.arrived(worker);
             }
-        })
-        .ok()
+        });
+    match started {
+        Ok(handle) => Some(handle),
+        Err(_) => {
+            for _ in 0..count {
+                spares.arrived(None);
+            }
+            None
+        }
+    }
 }
 
 /// Answers every job read from `input` on `output`, until `input` ends.

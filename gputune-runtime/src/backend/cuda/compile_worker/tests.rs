@@ -338,3 +338,19 @@ fn a_spare_that_died_is_replaced_for_its_job() {
     assert_eq!(compile_in_worker(&mut slot, &job), local(&good, "3"));
     assert_eq!(slot.started, 2, "the dead spare, then a new worker");
 }
+
+#[test]
+fn taking_waits_for_a_worker_being_started_and_not_for_one_given_up() {
+    let spares: &'static Spares = Box::leak(Box::default());
+    spares.coming(2);
+    let arriving = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let worker = Worker::spawn(test_worker_command().expect("the test binary's path"));
+        spares.arrived(Some(worker.expect("the worker starts")));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        spares.arrived(None);
+    });
+    assert!(spares.take().is_some(), "the first one, waited for");
+    assert!(spares.take().is_none(), "the second was given up");
+    arriving.join().expect("the thread ends");
+}
