@@ -24,6 +24,7 @@ Examples:
   cargo gputune apply --dry-run
   cargo gputune report --format json > perf/baseline.json
   cargo gputune check --baseline perf/baseline.json --min-score 1.0
+  cargo gputune check --baseline perf/baseline.json --junit target/gputune/check.xml
   cargo gputune search --build-only --bundle gpu-bundle    # then, on the GPU host:
   gpu-bundle/cargo-gputune run-bundle gpu-bundle           # and anywhere:
   cargo gputune report --db gpu-bundle/gputune.db
@@ -519,9 +520,31 @@ pub struct CheckArgs {
     /// The applied variants must score at least this against base.
     #[arg(long, value_name = "SCORE")]
     pub min_score: Option<f64>,
-    /// Also write the markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY).
+    /// What to print on stdout: the verdict table (markdown, which reads as a table in a
+    /// terminal too) or JSON. The exit code is the same either way.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Table)]
+    pub format: CheckFormat,
+    /// Also write JUnit XML to FILE, for CI systems' test reports: one test case per compared
+    /// workload (failed when SLOW, with its numbers), one per applied variant under
+    /// --min-score.
     #[arg(long, value_name = "FILE")]
-    pub summary: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
+    /// Also write the markdown summary to FILE (a PR comment, an artifact).
+    #[arg(long, visible_alias = "summary", value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Do not append the markdown summary to $GITHUB_STEP_SUMMARY (by default it is, when
+    /// that is set, as it is in a GitHub Actions step).
+    #[arg(long)]
+    pub no_step_summary: bool,
+}
+
+/// `check --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// The verdict table and the result, in markdown.
+    Table,
+    /// JSON.
+    Json,
 }
 
 /// A mistake in how cargo gputune (or a bench binary, through it) was called: exit 2, where

@@ -457,13 +457,72 @@ fn check_command(ws: &Workspace, args: &cli::CargoArgs, c: &cli::CheckArgs) -> R
             "check needs --baseline FILE, --min-score SCORE, or both".into(),
         )));
     }
-    let applied = check::applied_scores(ws, &groups)?;
-    let (md, pass) = check::summary(comparisons.as_ref(), &applied, c.min_score);
-    print!("{md}");
-    if let Some(path) = &c.summary {
-        std::fs::write(path, &md).with_context(|| format!("cannot write {}", path.display()))?;
+    let outcome = check::Outcome {
+        baseline: comparisons,
+        applied: check::applied_scores(ws, &groups)?,
+        min_score: c.min_score,
+        threshold: c.threshold,
+    };
+    let md = check::markdown::render(&outcome);
+    match c.format {
+        cli::CheckFormat::Table => print!("{md}"),
+        cli::CheckFormat::Json => print!(
+            "{}",
+            check::json::render(&outcome).context("cannot write the check as JSON")?
+        ),
     }
-    Ok(if pass { 0 } else { 1 })
+    if let Some(path) = &c.junit {
+        let xml = check::junit::render(
+            &outcome,
+            &check::junit::timestamp_now(),
+            &check::junit::hostname(),
+        );
+        write_file(path, &xml, "--junit")?;
+    }
+    let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
+        .filter(|p| !p.is_empty() && !c.no_step_summary)
+        .map(PathBuf::from);
+    if let Some(path) = &c.markdown {
+        // `--markdown $GITHUB_STEP_SUMMARY` would replace what earlier steps wrote there; the
+        // append below writes it once, after theirs.
+        if !step_summary.as_ref().is_some_and(|s| same_file(s, path)) {
+            write_file(path, &md, "--markdown")?;
+        }
+    }
+    if let Some(path) = &step_summary {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(format!("{md}\n").as_bytes()))
+            .with_context(|| {
+                format!(
+                    "cannot append the summary to $GITHUB_STEP_SUMMARY ({}); --no-step-summary leaves it alone",
+                    path.display()
+                )
+            })?;
+    }
+    Ok(if outcome.pass() { 0 } else { 1 })
+}
+
+/// Writes `text` to `path`, given by `flag`, creating its directory.
+fn write_file(path: &std::path::Path, text: &str, flag: &str) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("{flag}: cannot create {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("{flag}: cannot write {}", path.display()))
+}
+
+/// Whether `a` and `b` name the same file (the same path, or, where both exist, the same
+/// file by another path).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    a == b
+        || matches!(
+            (a.canonicalize(), b.canonicalize()),
+            (Ok(x), Ok(y)) if x == y
+        )
 }
 
 /// `list`: benches, tuned functions, parameters, space sizes and compile-time workloads.

@@ -1,7 +1,9 @@
 //! `check`: the CI gate. Against a baseline (`report --format json` from an earlier run on
 //! the same GPU model), each workload is SAME when the difference is within the smaller of
 //! the two noises (or `--threshold`), else FAST or SLOW; the applied variants must still
-//! score at least `--min-score`. A markdown summary; exit 0 pass, 1 regression.
+//! score at least `--min-score`. What it found is an [`Outcome`], written for people (the
+//! markdown summary, [`markdown`]) and for CI systems (JUnit XML, [`junit`]; JSON, [`json`]);
+//! exit 0 pass, 1 regression.
 //!
 //! Two runs drift apart as a whole (clocks, temperature, another host of the same model:
 //! 1–2 % on an H200, more than the noise within one run), so a variant's time is compared
@@ -18,6 +20,10 @@ use serde_json::Value;
 
 use crate::cargo::Workspace;
 use crate::results::Group;
+
+pub mod json;
+pub mod junit;
+pub mod markdown;
 
 /// One compared workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +45,12 @@ impl Comparison {
     /// The current centre with base's drift taken out.
     pub fn current_normalised(&self) -> f64 {
         self.current / self.base_drift.unwrap_or(1.0)
+    }
+
+    /// The relative change the verdict judges: the drift-free current centre against the
+    /// baseline's (0.02 is 2 % slower).
+    pub fn change(&self) -> f64 {
+        self.current_normalised() / self.baseline - 1.0
     }
 }
 
@@ -181,12 +193,20 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Bas
     Ok(out)
 }
 
-/// The applied variants (gputune.toml entries for the group's architecture) and their current
-/// scores: `(name, label, score)`.
-pub fn applied_scores(
-    ws: &Workspace,
-    groups: &[Group],
-) -> Result<Vec<(String, String, Option<f64>)>> {
+/// An applied variant (a gputune.toml entry for its group's architecture) and its current
+/// score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    /// `bench.function [ct] on ARCH`.
+    pub workload: String,
+    /// The applied point's label, or `(applied point not measured)`.
+    pub variant: String,
+    /// Its current score against base; `None` when it was not measured or not scored.
+    pub score: Option<f64>,
+}
+
+/// The applied variants of `groups` and their current scores.
+pub fn applied_scores(ws: &Workspace, groups: &[Group]) -> Result<Vec<Applied>> {
     let mut files: BTreeMap<String, Option<GputuneToml>> = BTreeMap::new();
     let mut out = Vec::new();
     for g in groups {
@@ -243,101 +263,101 @@ pub fn applied_scores(
         match label {
             Some(l) => {
                 let score = crate::results::score_of(g.base(), &g.variants[&l]).map(|s| s.score);
-                out.push((name, l, score));
+                out.push(Applied {
+                    workload: name,
+                    variant: l,
+                    score,
+                });
             }
-            None => out.push((name, "(applied point not measured)".into(), None)),
+            None => out.push(Applied {
+                workload: name,
+                variant: "(applied point not measured)".into(),
+                score: None,
+            }),
         }
     }
     Ok(out)
 }
 
-/// The markdown summary and whether the gate passed.
-pub fn summary(
-    baseline: Option<&BaselineComparison>,
-    applied: &[(String, String, Option<f64>)],
-    min_score: Option<f64>,
-) -> (String, bool) {
-    let mut md = String::from("## gputune check\n\n");
-    let mut pass = true;
-    let comparisons = baseline.map_or(&[][..], |b| &b.rows[..]);
-    if let Some(b) = baseline.filter(|b| b.rows.is_empty()) {
-        // A gate that compared nothing has checked nothing: it fails, and says why.
-        pass = false;
-        md.push_str("No workload of the baseline was found in the store, so nothing was compared.\n\nThe baseline holds:\n\n");
-        for name in &b.unmatched {
-            md.push_str(&format!("- {name}\n"));
-        }
-        md.push_str("\nThe store holds:\n\n");
-        for name in &b.found {
-            md.push_str(&format!("- {name}\n"));
-        }
-        if b.found.is_empty() {
-            md.push_str("- (nothing)\n");
-        }
-        md.push('\n');
+/// What `check` found: the comparison with the baseline, the applied variants' scores, and
+/// the settings they were judged by. Every output format is written from this one value, so
+/// that the terminal, the markdown, the JUnit XML and the JSON agree.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// The comparison with `--baseline`, when one was given.
+    pub baseline: Option<BaselineComparison>,
+    /// The applied variants and their scores (judged only with `--min-score`).
+    pub applied: Vec<Applied>,
+    /// `--min-score`.
+    pub min_score: Option<f64>,
+    /// `--threshold`.
+    pub threshold: f64,
+}
+
+impl Outcome {
+    /// The compared workloads (none without a baseline).
+    pub fn comparisons(&self) -> &[Comparison] {
+        self.baseline.as_ref().map_or(&[][..], |b| &b.rows[..])
     }
-    if !comparisons.is_empty() {
-        let count = |v: &str| comparisons.iter().filter(|c| c.verdict == v).count();
-        md.push_str(&format!(
-            "{} workloads: {} SAME, {} FAST, {} SLOW\n\n| workload | baseline | current | base drift | change | verdict |\n|---|---:|---:|---:|---:|---|\n",
-            comparisons.len(),
-            count("SAME"),
-            count("FAST"),
-            count("SLOW")
-        ));
-        for c in comparisons {
-            md.push_str(&format!(
-                "| {} | {} | {} | {} | {:+.2} % | {} |\n",
-                c.name,
-                gputune_protocol::units::format_duration(c.baseline),
-                gputune_protocol::units::format_duration(c.current),
-                c.base_drift
-                    .map_or(String::new(), |d| format!("{:+.2} %", (d - 1.0) * 100.0)),
-                (c.current_normalised() / c.baseline - 1.0) * 100.0,
-                c.verdict
-            ));
-        }
-        md.push_str(
-            "\nchange: the current time against the baseline's, a variant's after taking out base's \
-             drift on the same workload (base drift: base's current time against its baseline \
-             time), so that two runs that drift apart as a whole compare as the same.\n",
-        );
-        if let Some(b) = baseline.filter(|b| !b.unmatched.is_empty()) {
-            md.push_str("Not in the store (not compared):\n\n");
-            for name in &b.unmatched {
-                md.push_str(&format!("- {name}\n"));
-            }
-        }
-        md.push('\n');
-        pass &= count("SLOW") == 0;
+
+    /// A baseline was given and nothing of it was found: the gate checked nothing.
+    pub fn nothing_compared(&self) -> bool {
+        self.baseline.as_ref().is_some_and(|b| b.rows.is_empty())
     }
-    if let Some(min) = min_score {
-        md.push_str(&format!("Applied variants, minimum score {min}:\n\n| workload | variant | score | |\n|---|---|---:|---|\n"));
-        for (name, label, score) in applied {
-            let ok = score.is_some_and(|s| s >= min);
-            pass &= ok;
-            md.push_str(&format!(
-                "| {name} | {label} | {} | {} |\n",
-                score.map_or("n/a".into(), |s| format!("{s:.4}")),
-                if ok { "pass" } else { "FAIL" }
-            ));
-        }
-        if applied.is_empty() {
-            md.push_str("| (no applied entries for the measured workloads) | | | |\n");
-        }
-        md.push('\n');
+
+    /// How many compared workloads got `verdict`.
+    pub fn count(&self, verdict: &str) -> usize {
+        self.comparisons()
+            .iter()
+            .filter(|c| c.verdict == verdict)
+            .count()
     }
-    md.push_str(if pass {
-        "**Result: pass**\n"
-    } else {
-        "**Result: regression**\n"
-    });
-    (md, pass)
+
+    /// Whether `applied` passes the score gate: at least `--min-score` (`None` without one).
+    pub fn applied_passes(&self, applied: &Applied) -> Option<bool> {
+        self.min_score
+            .map(|min| applied.score.is_some_and(|s| s >= min))
+    }
+
+    /// The gate passes when the baseline matched something and nothing is SLOW, and every
+    /// applied variant reaches `--min-score`. A gate that compared nothing has checked
+    /// nothing, so it fails.
+    pub fn pass(&self) -> bool {
+        !self.nothing_compared()
+            && self.count("SLOW") == 0
+            && self
+                .applied
+                .iter()
+                .all(|a| self.applied_passes(a) != Some(false))
+    }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A compared workload of `verdict`, `current` against a baseline of 1 s.
+    pub(crate) fn comparison(name: &str, current: f64, verdict: &'static str) -> Comparison {
+        Comparison {
+            name: name.into(),
+            baseline: 1.0,
+            current,
+            base_drift: None,
+            verdict,
+        }
+    }
+
+    /// An outcome of `rows` against a baseline, without a score gate.
+    pub(crate) fn compared(rows: Vec<Comparison>) -> Outcome {
+        Outcome {
+            baseline: Some(BaselineComparison {
+                rows,
+                ..BaselineComparison::default()
+            }),
+            threshold: crate::score::NOISE_THRESHOLD,
+            ..Outcome::default()
+        }
+    }
 
     #[test]
     fn verdicts_use_the_smaller_noise_or_the_threshold() {
@@ -354,27 +374,28 @@ mod tests {
     }
 
     #[test]
-    fn the_summary_fails_on_slow_or_low_scores() {
-        let c = |v| Comparison {
-            name: "x".into(),
-            baseline: 1.0,
-            current: 1.0,
-            base_drift: None,
-            verdict: v,
+    fn the_gate_fails_on_slow_low_scores_or_nothing_compared() {
+        let c = |v| comparison("x", 1.0, v);
+        assert!(compared(vec![c("SAME"), c("FAST")]).pass());
+        assert!(!compared(vec![c("SAME"), c("SLOW")]).pass());
+        assert!(!compared(Vec::new()).pass(), "nothing compared");
+        let applied = |min| Outcome {
+            applied: vec![Applied {
+                workload: "w".into(),
+                variant: "x_1".into(),
+                score: Some(1.2),
+            }],
+            min_score: Some(min),
+            ..Outcome::default()
         };
-        let rows = |v: Vec<Comparison>| BaselineComparison {
-            rows: v,
-            ..BaselineComparison::default()
+        assert!(applied(1.0).pass());
+        assert!(!applied(1.5).pass());
+        // Without --min-score the applied variants are listed, not judged.
+        let listed = Outcome {
+            min_score: None,
+            ..applied(1.5)
         };
-        assert!(summary(Some(&rows(vec![c("SAME"), c("FAST")])), &[], None).1);
-        assert!(!summary(Some(&rows(vec![c("SAME"), c("SLOW")])), &[], None).1);
-        let applied = vec![("w".to_string(), "x_1".to_string(), Some(1.2))];
-        assert!(summary(None, &applied, Some(1.0)).1);
-        assert!(!summary(None, &applied, Some(1.5)).1);
-        let (md, _) = summary(Some(&rows(vec![c("SLOW")])), &applied, Some(1.0));
-        assert!(
-            md.contains("| x |") && md.contains("SLOW") && md.contains("**Result: regression**")
-        );
+        assert!(listed.pass());
     }
 
     fn m(variant: &str, center: f64) -> crate::store::Measurement {
@@ -418,23 +439,16 @@ mod tests {
         assert_eq!(verdict("x_2"), ("SLOW", Some(1.02)));
         // Base has no base to be normalised by: its own 2 % show, as its drift.
         assert_eq!(verdict("base"), ("SLOW", None));
-        let (md, pass) = summary(Some(&found), &[], None);
-        assert!(
-            !pass && md.contains("+2.00 %") && md.contains("base drift"),
-            "{md}"
-        );
-    }
-
-    #[test]
-    fn a_baseline_that_matches_nothing_fails_and_says_what_it_expected() {
-        let nothing = BaselineComparison {
-            rows: Vec::new(),
-            unmatched: vec!["p/b.f [*] on GPU A".into()],
-            found: vec!["p/b.f [*] on GPU B".into()],
+        let outcome = Outcome {
+            baseline: Some(found),
+            ..Outcome::default()
         };
-        let (md, pass) = summary(Some(&nothing), &[], None);
-        assert!(!pass, "{md}");
-        assert!(md.contains("on GPU A") && md.contains("on GPU B"), "{md}");
-        assert!(md.contains("**Result: regression**"), "{md}");
+        assert!(!outcome.pass());
+        let x_2 = outcome
+            .comparisons()
+            .iter()
+            .find(|c| c.name.contains(" x_2 "))
+            .expect("x_2");
+        assert!((x_2.change() - 0.1).abs() < 1e-9, "{x_2:?}");
     }
 }
