@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::cargo::BenchTarget;
 use crate::cli::{RunBundleArgs, Shard, Usage};
 use crate::output::Output;
+use crate::probed::ProbedDevice;
 use crate::protocol;
 use crate::runs::{ct_workloads, record_failure, Counters, Measured, Plan, RunContext};
 use crate::search::pipeline::{
@@ -167,17 +168,17 @@ pub fn run_bundle(args: &RunBundleArgs, store: &Store, out: &mut Output) -> Resu
         .with_context(|| format!("cannot create {}", work_dir.display()))?;
     for b in &bundle.benches {
         let base_bin = dir.join(&b.base);
-        // Three processes of the base binary that need nothing of each other: side by side,
-        // the device's (the driver's start-up) hides the lists'.
-        let (declared, filtered, device) = std::thread::scope(|s| {
+        // Three processes of the base binary that need nothing of each other. The device's
+        // (the driver's start-up, the longest) goes on beside the first bench process too:
+        // the plan waits for it only when it writes a row or reads the store by device.
+        let device = ProbedDevice::probe(base_bin.clone(), b.bench.clone(), args.device);
+        let (declared, filtered) = std::thread::scope(|s| {
             let declared = s.spawn(|| protocol::list(&base_bin, &[]));
-            let filtered = s.spawn(|| protocol::list(&base_bin, &b.user_axes));
-            let device = protocol::device(&base_bin, &b.bench, args.device);
-            let joined = |h: std::thread::ScopedJoinHandle<'_, Result<_>>| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a probe of the bench panicked")))
-            };
-            (joined(declared), joined(filtered), device)
+            let filtered = protocol::list(&base_bin, &b.user_axes);
+            let joined = declared
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("a probe of the bench panicked")));
+            (joined, filtered)
         });
         let (declared, filtered) = (declared?, filtered?);
         let find = |list: &[protocol::BenchInfo]| {
@@ -187,7 +188,6 @@ pub fn run_bundle(args: &RunBundleArgs, store: &Store, out: &mut Output) -> Resu
                 .with_context(|| format!("{} has no bench `{}`", base_bin.display(), b.bench))
         };
         let (info, declared) = (find(&filtered)?, find(&declared)?);
-        let (device, arch) = device?;
         store.put_space(
             &b.package,
             &b.function.name,
@@ -220,7 +220,6 @@ pub fn run_bundle(args: &RunBundleArgs, store: &Store, out: &mut Output) -> Resu
             declared: &declared.axes,
             revision,
             device,
-            arch,
             user_axes: b.user_axes.clone(),
             bench_args,
             work_dir: work_dir.clone(),

@@ -147,13 +147,14 @@ impl Measured {
         };
         let f = plan.function;
         // This bench's rows, read once: each workload's finals store only its own.
+        let (device, _) = plan.device.get()?;
         let mine: Vec<_> = store
             .dated_measurements()?
             .into_iter()
             .filter(|d| {
                 let m = &d.measurement;
                 m.revision == plan.revision
-                    && m.device == plan.device
+                    && m.device == device
                     && m.package == plan.target.package
                     && m.bench == plan.info.name
             })

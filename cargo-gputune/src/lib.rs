@@ -24,6 +24,7 @@ pub mod merge;
 pub mod output;
 pub mod plot;
 pub mod present;
+mod probed;
 pub mod process;
 pub mod protocol;
 pub mod replay;

@@ -43,12 +43,23 @@ impl Measured {
             bins: BTreeMap::new(),
             kept: None,
         };
-        for row in store.measurements()?.into_iter().filter(|m| {
-            m.revision == plan.revision
-                && m.device == plan.device
-                && m.package == plan.target.package
-                && m.bench == plan.info.name
-        }) {
+        let mine: Vec<Measurement> = store
+            .measurements()?
+            .into_iter()
+            .filter(|m| {
+                m.revision == plan.revision
+                    && m.package == plan.target.package
+                    && m.bench == plan.info.name
+            })
+            .collect();
+        // The device only matters where the store holds this bench: a fresh search need not
+        // wait for its probe before the first bench process starts.
+        let device = if mine.is_empty() {
+            ""
+        } else {
+            plan.device.get()?.0
+        };
+        for row in mine.into_iter().filter(|m| m.device == device) {
             m.done
                 .insert((row.ct_workload.clone(), row.variant.clone()));
             m.rows
@@ -265,7 +276,7 @@ pub(crate) fn record_failure(
     } = failure;
     let (status, seconds) = (*status, *seconds);
     for ct in cts {
-        let mut row = plan.row(&ct.key, label, "*", 0.0, status);
+        let mut row = plan.row(&ct.key, label, "*", 0.0, status)?;
         row.message = Some(message.to_string());
         row.build_seconds = Some(seconds);
         store.put(std::slice::from_ref(&row))?;

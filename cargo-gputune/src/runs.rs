@@ -20,6 +20,7 @@ pub(crate) use crate::counters::Ran;
 pub(crate) use crate::measured::{record_failure, Measured};
 use crate::output::Output;
 use crate::process::{self, Exit};
+use crate::probed::ProbedDevice;
 use crate::protocol::{self, Axis, BenchInfo, Session};
 use crate::score;
 use crate::store::{Measurement, Store};
@@ -150,8 +151,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) function: &'a Function,
     pub(crate) declared: &'a [Axis],
     pub(crate) revision: String,
-    pub(crate) device: String,
-    pub(crate) arch: String,
+    /// The device the rows are recorded for, probed beside the first bench process.
+    pub(crate) device: ProbedDevice,
     pub(crate) user_axes: Vec<String>,
     pub(crate) bench_args: BenchArgs,
     pub(crate) work_dir: PathBuf,
@@ -181,11 +182,12 @@ impl Plan<'_> {
         rt: &str,
         weight: f64,
         status: Status,
-    ) -> Measurement {
-        Measurement {
+    ) -> Result<Measurement> {
+        let (device, arch) = self.device.get()?;
+        Ok(Measurement {
             revision: self.revision.clone(),
-            device: self.device.clone(),
-            arch: self.arch.clone(),
+            device: device.to_string(),
+            arch: arch.to_string(),
             package: self.target.package.clone(),
             bench: self.info.name.clone(),
             function: self.function.name.clone(),
@@ -204,7 +206,7 @@ impl Plan<'_> {
             stop: None,
             control: Vec::new(),
             kernels: Vec::new(),
-        }
+        })
     }
 
     /// One variant's rows from the states it streamed.
@@ -215,20 +217,20 @@ impl Plan<'_> {
         states: &[StateRecord],
         seconds: f64,
         build_seconds: Option<f64>,
-    ) -> Vec<Measurement> {
+    ) -> Result<Vec<Measurement>> {
         if states.is_empty() {
-            let mut row = self.row(&ct.key, variant, "*", 0.0, Status::Crashed);
+            let mut row = self.row(&ct.key, variant, "*", 0.0, Status::Crashed)?;
             row.message = Some("the bench reported no states for this variant".into());
             row.run_seconds = Some(seconds);
             row.build_seconds = build_seconds;
-            return vec![row];
+            return Ok(vec![row]);
         }
         states
             .iter()
             .map(|st| {
                 let (rt, weight) = rt_workload(st, self.declared);
                 let status = state_status(st);
-                let mut row = self.row(&ct.key, variant, &rt, weight, status);
+                let mut row = self.row(&ct.key, variant, &rt, weight, status)?;
                 row.message = st
                     .error
                     .clone()
@@ -246,7 +248,7 @@ impl Plan<'_> {
                 row.kernels.clone_from(&st.kernels);
                 row.run_seconds = Some(seconds);
                 row.build_seconds = build_seconds;
-                row
+                Ok(row)
             })
             .collect()
     }
@@ -257,10 +259,10 @@ impl Plan<'_> {
         ct: &CtWorkload,
         (label, states, started): (String, Vec<StateRecord>, Instant),
         build_seconds: Option<f64>,
-    ) -> (String, Vec<Measurement>) {
+    ) -> Result<(String, Vec<Measurement>)> {
         let secs = started.elapsed().as_secs_f64();
-        let rows = self.rows(ct, &label, &states, secs, build_seconds);
-        (label, rows)
+        let rows = self.rows(ct, &label, &states, secs, build_seconds)?;
+        Ok((label, rows))
     }
 
     /// Runs `labels` on one compile-time workload in as few bench processes as it takes:
@@ -324,8 +326,8 @@ impl Plan<'_> {
             // Base's samples in this process, per runtime workload: the control of the
             // variants after it.
             let mut controls: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-            let mut finish = |done: (String, Vec<StateRecord>, Instant)| {
-                let (label, mut rows) = self.finish(ct, done, build_seconds);
+            let mut finish = |done: (String, Vec<StateRecord>, Instant)| -> Result<_> {
+                let (label, mut rows) = self.finish(ct, done, build_seconds)?;
                 if control && label == "base" {
                     controls = rows
                         .iter()
@@ -344,7 +346,7 @@ impl Plan<'_> {
                         }
                     }
                 }
-                (label, rows)
+                Ok((label, rows))
             };
             // A process waiting from an earlier call goes on with this pass if it runs this
             // binary on this workload; otherwise it ends before another one starts.
@@ -392,7 +394,7 @@ impl Plan<'_> {
                 match event {
                     protocol::Event::Variant { variant: label, .. } => {
                         if let Some(done) = current.take() {
-                            let (prev, rows) = finish(done);
+                            let (prev, rows) = finish(done)?;
                             finished(&prev, rows, out)?;
                         }
                         let label = label.unwrap_or_else(|| "base".into());
@@ -410,7 +412,7 @@ impl Plan<'_> {
                     protocol::Event::PassDone => {
                         pass_done = true;
                         if let Some(done) = current.take() {
-                            let (prev, rows) = finish(done);
+                            let (prev, rows) = finish(done)?;
                             finished(&prev, rows, out)?;
                         }
                     }
@@ -439,11 +441,11 @@ impl Plan<'_> {
                 Exit::Code(code @ (2 | 3)) => protocol::check_exit(code, &outcome.stderr)?,
                 Exit::Code(0 | 1) => {
                     if let Some(done) = current.take() {
-                        let (prev, rows) = finish(done);
+                        let (prev, rows) = finish(done)?;
                         finished(&prev, rows, out)?;
                     }
                     for label in remaining.iter().filter(|l| !started.contains(l)) {
-                        let mut row = self.row(&ct.key, label, "*", 0.0, Status::Crashed);
+                        let mut row = self.row(&ct.key, label, "*", 0.0, Status::Crashed)?;
                         row.message = Some(format!(
                             "the bench ended without running it: {}",
                             outcome.stderr
@@ -477,7 +479,7 @@ impl Plan<'_> {
                             (Status::Crashed, format!("exited with code {code}: {}", outcome.stderr))
                         }
                     };
-                    let mut row = self.row(&ct.key, &label, "*", 0.0, status);
+                    let mut row = self.row(&ct.key, &label, "*", 0.0, status)?;
                     row.message = Some(message);
                     row.run_seconds = Some(secs);
                     row.build_seconds = build_seconds;

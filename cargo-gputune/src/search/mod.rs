@@ -26,6 +26,7 @@ use crate::bundle::{Bundle, BundledBench, BundledFailure, BundledUnit};
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
 use crate::cli::{CargoArgs, Pipeline, SearchArgs, Usage};
 use crate::output::Output;
+use crate::probed::ProbedDevice;
 use crate::protocol::{self, BenchInfo};
 use crate::runs::{
     ct_workloads, record_failure, Counters, Measured, Plan, RunContext, MIN_BASE_BUILD,
@@ -268,8 +269,7 @@ pub fn search(
                 function,
                 declared: &declared_info.axes,
                 revision: revision.clone(),
-                device: device.clone(),
-                arch,
+                device: ProbedDevice::known(device, arch),
                 user_axes: user_axes.clone(),
                 bench_args: bench_args.clone(),
                 work_dir,
@@ -344,7 +344,7 @@ fn search_bench(
     let pipelined = match s.pipeline {
         Pipeline::Always => true,
         Pipeline::Never => false,
-        Pipeline::Auto => plan.arch != "cpu",
+        Pipeline::Auto => plan.device.get()?.1 != "cpu",
     };
     let done: Vec<String> = f
         .labels
