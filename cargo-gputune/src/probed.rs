@@ -16,10 +16,13 @@ use crate::protocol;
 /// A device identity and architecture (`sm_90`, `cpu`), as [`protocol::device`] returns them.
 type Found = std::result::Result<(String, String), String>;
 
+/// The probe's thread.
+type Probe = JoinHandle<Result<(String, String)>>;
+
 /// The device of a plan: known, or being probed in the background.
 pub(crate) struct ProbedDevice {
     found: OnceLock<Found>,
-    probe: Mutex<Option<JoinHandle<Result<(String, String)>>>>,
+    probe: Mutex<Option<Probe>>,
 }
 
 impl ProbedDevice {
