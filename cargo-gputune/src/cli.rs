@@ -21,6 +21,7 @@ Examples:
   cargo gputune report --top 5
   cargo gputune report --coverage --format markdown
   cargo gputune report --plot target/gputune/plots --plot-params ipt,tpb
+  cargo gputune report --html target/gputune/report.html
   cargo gputune apply --dry-run
   cargo gputune report --format json > perf/baseline.json
   cargo gputune check --baseline perf/baseline.json --min-score 1.0
@@ -496,6 +497,12 @@ pub struct ReportArgs {
         requires = "plot"
     )]
     pub plot_params: Vec<String>,
+    /// Also write one self-contained HTML page to FILE (no network needed to open it): per
+    /// workload every variant in a table to search, sort and filter by parameter values,
+    /// each variant's samples, status and times, the sample distributions, the score over
+    /// two parameters and the search's timeline.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// `apply`.

@@ -9,7 +9,8 @@ use crate::cli::{self, Command, Usage};
 use crate::output::Output;
 use crate::store::Store;
 use crate::{
-    apply, bundle, check, merge, plot, present, protocol, replay, report, results, search, store,
+    apply, bundle, check, html, merge, plot, present, protocol, replay, report, results, search,
+    store,
 };
 
 fn store_path(ws: &Workspace, db: Option<&PathBuf>) -> PathBuf {
@@ -274,6 +275,18 @@ fn report_command(
         }
         None => None,
     };
+    if let Some(file) = &r.html {
+        let specs = plot::specs(&groups, &store)?;
+        let dated = store.dated_measurements()?;
+        html::write(file, &path.display().to_string(), &groups, &specs, &dated)
+            .with_context(|| format!("--html {}", file.display()))?;
+        let variants: usize = groups.iter().map(|g| g.variants.len()).sum();
+        out.status(&format!(
+            "Wrote the HTML report of {} to {}",
+            present::count(variants, "variant"),
+            file.display()
+        ));
+    }
     if r.coverage {
         print!("{}", report::coverage(&groups, &store, r.format)?);
     } else {

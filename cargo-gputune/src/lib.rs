@@ -16,6 +16,7 @@ pub mod counters;
 pub mod devices;
 pub mod export;
 mod finals;
+pub mod html;
 pub mod import;
 pub mod interrupt;
 pub mod lock;

@@ -362,6 +362,48 @@ fn markdown(groups: &[Group], top: usize) -> String {
     s
 }
 
+/// Every variant of every group as the table would list them with no `--top`: what
+/// `report --html` shows, so that it reads as the terminal does.
+pub struct FullTable<'a> {
+    /// The column names, the variant's first.
+    pub header: Vec<&'static str>,
+    /// What the columns and marks mean, one sentence each.
+    pub legend: Vec<&'static str>,
+    /// Each group's variants.
+    pub groups: Vec<FullGroup<'a>>,
+}
+
+/// One group of a [`FullTable`].
+pub struct FullGroup<'a> {
+    /// The group.
+    pub group: &'a Group,
+    /// Its variants, best first (base where its score puts it).
+    pub ranked: Vec<Ranked>,
+    /// Their cells, one per column of the table's header.
+    pub rows: Vec<Vec<String>>,
+}
+
+/// The [`FullTable`] of `groups`.
+pub fn full_table(groups: &[Group]) -> FullTable<'_> {
+    let listings: Vec<Listing<'_>> = groups.iter().map(|g| (g, g.ranked(), 0)).collect();
+    let columns = Columns::of(&listings);
+    FullTable {
+        header: columns.header(),
+        legend: columns.legend(),
+        groups: listings
+            .into_iter()
+            .map(|(g, ranked, _)| {
+                let rows = ranked.iter().map(|r| columns.row(cells(g, r), r)).collect();
+                FullGroup {
+                    group: g,
+                    ranked,
+                    rows,
+                }
+            })
+            .collect(),
+    }
+}
+
 /// The `--top` report in `format`.
 pub fn render(groups: &[Group], top: usize, format: Format) -> String {
     match format {

@@ -25,6 +25,8 @@ use crate::cli::Usage;
 use crate::results::{Group, Ranked};
 use crate::store::Store;
 
+pub(crate) use score::split_label;
+
 /// Parsed `#[tune]` attributes by (package, function).
 pub type Specs = BTreeMap<(String, String), TuneSpec>;
 

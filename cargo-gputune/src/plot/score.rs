@@ -12,7 +12,7 @@ use crate::results::{Group, Ranked};
 
 /// The values of `label`'s parameters, split at `.name_` of the next parameter in declaration
 /// order (a value may itself hold `_` or `.`).
-fn split_label(label: &str, names: &[&str]) -> Option<Vec<String>> {
+pub(crate) fn split_label(label: &str, names: &[&str]) -> Option<Vec<String>> {
     let mut rest = label;
     let mut values = Vec::new();
     for (i, name) in names.iter().enumerate() {
