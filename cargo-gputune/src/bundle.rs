@@ -211,7 +211,7 @@ pub fn run_bundle(args: &RunBundleArgs, store: &Store, out: &mut Output) -> Resu
                 .revision
                 .rsplit_once(".m")
                 .map_or(&b.revision[..], |(c, _)| c);
-            revision = crate::search::measured_revision(code, &bench_args);
+            revision = crate::runs::measured_revision(code, &bench_args);
         }
         let plan = Plan {
             target: &target,

@@ -81,7 +81,7 @@ pub fn export(
                         g.bench,
                         g.function,
                         g.ct_workload,
-                        g.device_name()
+                        crate::present::device_name(g)
                     )
                 })
                 .collect();

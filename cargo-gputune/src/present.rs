@@ -3,7 +3,7 @@
 
 use gputune_protocol::KernelRecord;
 
-use crate::results::Timing;
+use crate::results::{Group, Timing};
 use crate::score::Score;
 
 /// `v` with four significant digits for values from 1 to 9999, the range a unit puts times in.
@@ -77,6 +77,23 @@ pub fn device(identity: &str, arch: &str) -> String {
         _ => {}
     }
     format!("{name} ({})", facts.join(", "))
+}
+
+/// A group's device as people read it: `NVIDIA H200 (sm_90, 132 SMs, ECC on)`.
+pub fn device_name(g: &Group) -> String {
+    device(&g.device, &g.arch)
+}
+
+/// How reports name a group: `pkg / bench.function [ct] on DEVICE`.
+pub fn title(g: &Group) -> String {
+    format!(
+        "{} / {}.{} [{}] on {}",
+        g.package,
+        g.bench,
+        g.function,
+        g.ct_workload,
+        device_name(g)
+    )
 }
 
 /// One figure per kernel, in launch order, joined by `/`: `40`, `40/32`. Empty for no kernels.

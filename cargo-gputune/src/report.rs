@@ -49,7 +49,7 @@ pub fn to_json(groups: &[Group], top: usize) -> Value {
                 "bench": g.bench,
                 "function": g.function,
                 "device": g.device,
-                "device_name": g.device_name(),
+                "device_name": crate::present::device_name(g),
                 "arch": g.arch,
                 "revision": g.revision,
                 "ct_workload": g.ct_workload,
@@ -283,7 +283,7 @@ fn table(groups: &[Group], top: usize) -> String {
     let header = columns.header();
     for (g, listed, hidden) in &listings {
         let rows: Vec<Vec<String>> = listed.iter().map(|r| columns.row(cells(g, r), r)).collect();
-        s.push_str(&format!("{}\n", g.title()));
+        s.push_str(&format!("{}\n", crate::present::title(g)));
         let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
         for r in &rows {
             for (w, c) in width.iter_mut().zip(r) {
@@ -341,7 +341,7 @@ fn markdown(groups: &[Group], top: usize) -> String {
     for (g, listed, hidden) in &listings {
         s.push_str(&format!(
             "### {}\n\n| {} |\n|{}|\n",
-            g.title(),
+            crate::present::title(g),
             header.join(" | "),
             align.join("|")
         ));

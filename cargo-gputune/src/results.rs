@@ -207,23 +207,6 @@ pub fn score_of(base: &[Measurement], variant: &[Measurement]) -> Option<Score> 
 }
 
 impl Group {
-    /// The device as people read it: `NVIDIA H200 (sm_90, 132 SMs, ECC on)`.
-    pub fn device_name(&self) -> String {
-        crate::present::device(&self.device, &self.arch)
-    }
-
-    /// How reports name the group: `pkg / bench.function [ct] on DEVICE`.
-    pub fn title(&self) -> String {
-        format!(
-            "{} / {}.{} [{}] on {}",
-            self.package,
-            self.bench,
-            self.function,
-            self.ct_workload,
-            self.device_name()
-        )
-    }
-
     /// Base's measurements.
     pub fn base(&self) -> &[Measurement] {
         self.variants

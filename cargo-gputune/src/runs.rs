@@ -19,8 +19,8 @@ pub use crate::counters::Counters;
 pub(crate) use crate::counters::Ran;
 pub(crate) use crate::measured::{record_failure, Measured};
 use crate::output::Output;
-use crate::process::{self, Exit};
 use crate::probed::ProbedDevice;
+use crate::process::{self, Exit};
 use crate::protocol::{self, Axis, BenchInfo, Session};
 use crate::score;
 use crate::store::{Measurement, Store};
@@ -156,6 +156,15 @@ pub(crate) struct Plan<'a> {
     pub(crate) user_axes: Vec<String>,
     pub(crate) bench_args: BenchArgs,
     pub(crate) work_dir: PathBuf,
+}
+
+/// The revision results are stored under: the code's revision and the measurement settings
+/// (criterion, its parameters, racing, …). A rerun with other settings measures anew instead
+/// of reporting numbers measured another way as its own.
+pub(crate) fn measured_revision(code_revision: &str, bench_args: &BenchArgs) -> String {
+    let mut h = gputune_protocol::hash::Fnv64::new();
+    h.write(bench_args.measurement_settings().as_bytes());
+    format!("{code_revision}.m{:08x}", h.finish() as u32)
 }
 
 impl Plan<'_> {

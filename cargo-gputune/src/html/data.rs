@@ -269,7 +269,7 @@ pub fn page(store: &str, table: &FullTable<'_>, specs: &Specs, dated: &[Dated]) 
                 timeline.span = hi - lo;
             }
             GroupData {
-                title: g.title(),
+                title: crate::present::title(g),
                 params,
                 workloads,
                 unit,

@@ -35,7 +35,7 @@ pub fn page(store: &str, groups: &[Group], specs: &Specs, dated: &[Dated]) -> Re
     // `<`, nothing in the data can end the script element it sits in.
     let json = json.replace('<', "\\u003c");
     let title = match groups {
-        [one] => one.title(),
+        [one] => crate::present::title(one),
         _ => format!("{} groups from {store}", groups.len()),
     };
     Ok(TEMPLATE

@@ -6,8 +6,8 @@ use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::cell::{score_text, Cell};
 use super::frame::{category, text_width, Area, Categories, Frame, BASE_COLOR, FAILED_COLOR, FONT};
-use super::score::{score_text, Cell};
 
 /// Red (slower) through near-white (base) to blue (faster), symmetric in log2(score) up to
 /// ±`span`.

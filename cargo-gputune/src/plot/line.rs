@@ -6,8 +6,8 @@ use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::cell::{score_text, Cell};
 use super::frame::{category, Categories, Frame, BASE_COLOR, FONT, PALETTE};
-use super::score::{score_text, Cell};
 
 /// The line of `cells` over `axis`, the values of parameter `name`.
 pub(super) fn svg(

@@ -6,6 +6,7 @@
 //! map, or a line for one parameter). Parameter names come from the `#[tune]` attribute kept
 //! in the store, so labels such as `items_per_thread_4.tpb_128` split where the grammar says.
 
+mod cell;
 mod frame;
 mod heat_map;
 mod line;

@@ -112,7 +112,7 @@ pub(super) fn svg(g: &Group, ranked: &[Ranked], rt: &str, top: usize) -> Result<
     let subtitle = format!(
         "{} on {}: base and the top {} variant(s) by score; dashed: base median{}",
         g.package,
-        g.device_name(),
+        crate::present::device_name(g),
         rows.iter().filter(|r| r.label != "base").count(),
         if clipped > 0 {
             format!(

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use gputune_grammar::TuneSpec;
 
+use super::cell::Cell;
 use super::{heat_map, line};
 use crate::results::{Group, Ranked};
 
@@ -28,13 +29,6 @@ pub(crate) fn split_label(label: &str, names: &[&str]) -> Option<Vec<String>> {
         }
     }
     Some(values)
-}
-
-/// One cell of the score plot: the best scored variant there, and how many failed.
-#[derive(Default)]
-pub(super) struct Cell {
-    pub(super) best: Option<(f64, bool, String)>,
-    pub(super) failed: usize,
 }
 
 /// The score of `g` over the parameters `chosen` (indices into `spec.params`); `None` when no
@@ -110,7 +104,7 @@ pub(super) fn svg(
     let subtitle = format!(
         "{} on {}: score against base (1 = base){best}{}",
         g.package,
-        g.device_name(),
+        crate::present::device_name(g),
         if others.is_empty() {
             String::new()
         } else {
@@ -141,11 +135,6 @@ fn fastest_text(best: &(f64, bool, String)) -> String {
         ""
     };
     format!("fastest found {label} ({score:.2}× base{how})")
-}
-
-/// A best score as the charts print it; `~` marks one within noise of base.
-pub(super) fn score_text(best: &(f64, bool, String)) -> String {
-    format!("{:.2}{}", best.0, if best.1 { "" } else { "~" })
 }
 
 #[cfg(test)]

@@ -29,7 +29,8 @@ use crate::output::Output;
 use crate::probed::ProbedDevice;
 use crate::protocol::{self, BenchInfo};
 use crate::runs::{
-    ct_workloads, record_failure, Counters, Measured, Plan, RunContext, MIN_BASE_BUILD,
+    ct_workloads, measured_revision, record_failure, Counters, Measured, Plan, RunContext,
+    MIN_BASE_BUILD,
 };
 use crate::store::Store;
 use crate::strategy::{Params, Strategy};
@@ -158,15 +159,6 @@ pub(crate) fn measurement_args(s: &SearchArgs) -> Result<BenchArgs> {
         }
     }
     Ok(a)
-}
-
-/// The revision results are stored under: the code's revision and the measurement settings
-/// (criterion, its parameters, racing, …). A rerun with other settings measures anew instead
-/// of reporting numbers measured another way as its own.
-pub(crate) fn measured_revision(code_revision: &str, bench_args: &BenchArgs) -> String {
-    let mut h = gputune_protocol::hash::Fnv64::new();
-    h.write(bench_args.measurement_settings().as_bytes());
-    format!("{code_revision}.m{:08x}", h.finish() as u32)
 }
 
 /// Runs the search; returns the counters and the groups it touched.

@@ -36,8 +36,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Condvar, Mutex, MutexGuard, Once, OnceLock};
 
-use super::module::{compile_failed, CompileFailed};
-use super::nvrtc::{compile_for, cuda_includes, nvrtc_version};
+use super::nvrtc::{compile_failed, compile_for, cuda_includes, nvrtc_version, CompileFailed};
 use super::program::Program;
 use super::quiet::quietly;
 use crate::backend::kernel_cache::{Image, Key};

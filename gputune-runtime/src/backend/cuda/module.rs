@@ -10,23 +10,10 @@ use cudarc::nvrtc::Ptx;
 use super::compile_worker::{compile_on_spare, Job};
 use super::device::device_cc;
 use super::errors::device_error;
-use super::nvrtc::{cuda_includes, nvrtc_version};
+use super::nvrtc::{cuda_includes, nvrtc_version, CompileFailed};
 use super::program::{Program, Target};
 use crate::backend::kernel_cache::{DiskCache, Image, Key, Memo, Origin, KERNEL_CACHE_ENV};
 use crate::error::{Error, ErrorKind, Result};
-
-/// What a failed compilation leaves in the memo: its kind (NVRTC rejected the source, or
-/// something else went wrong) and the message.
-pub(super) type CompileFailed = (ErrorKind, String);
-
-/// What a failed compilation leaves in the memo, from its error.
-pub(super) fn compile_failed(e: Error) -> CompileFailed {
-    let kind = e.kind();
-    match e {
-        Error::Device(message) | Error::Compile(message) => (kind, message),
-        other => (kind, other.to_string()),
-    }
-}
 
 /// The in-process image cache of every context (images do not depend on the context).
 fn memo() -> &'static Memo<CompileFailed> {

@@ -10,12 +10,25 @@ use super::include::{explain_missing, missing_headers, search, CudaIncludes, Pro
 use super::program::{Program, Target};
 use super::quiet::quietly;
 use crate::backend::kernel_cache::Image;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// Why nothing can be compiled on a machine without NVRTC.
 const NO_NVRTC: &str = "NVRTC (libnvrtc.so.13, part of the CUDA toolkit) could not be loaded, \
                         so kernels cannot be compiled at run time: install the CUDA toolkit or \
                         put its lib directory on LD_LIBRARY_PATH";
+
+/// What a failed compilation leaves in the memo: its kind (NVRTC rejected the source, or
+/// something else went wrong) and the message.
+pub(super) type CompileFailed = (ErrorKind, String);
+
+/// What a failed compilation leaves in the memo, from its error.
+pub(super) fn compile_failed(e: Error) -> CompileFailed {
+    let kind = e.kind();
+    match e {
+        Error::Device(message) | Error::Compile(message) => (kind, message),
+        other => (kind, other.to_string()),
+    }
+}
 
 /// NVRTC's version, which is part of every cache key; an error without NVRTC.
 pub(super) fn nvrtc_version() -> Result<(i32, i32)> {
