@@ -26,6 +26,7 @@ fn kept() -> MutexGuard<'static, Vec<Box<dyn Any + Send>>> {
 /// panics, the value is dropped and the next call makes it again.
 ///
 /// ```
+/// # #![allow(deprecated)]
 /// use gputune_runtime::kept;
 ///
 /// let key = ("input", 1usize << 10);
@@ -36,6 +37,10 @@ fn kept() -> MutexGuard<'static, Vec<Box<dyn Any + Send>>> {
 /// assert_eq!(first, again);
 /// # Ok::<(), String>(())
 /// ```
+#[deprecated(
+    since = "0.1.0",
+    note = "use `State::with_setup`, which keeps a workload's setup across the variants of a process and times it"
+)]
 pub fn with<K, V, E, R>(
     key: K,
     make: impl FnOnce() -> Result<V, E>,
@@ -92,6 +97,7 @@ where
 }
 
 #[cfg(test)]
+#[allow(deprecated)] // the tests of the deprecated `with` itself
 mod tests {
     use super::*;
 

@@ -297,6 +297,7 @@ static BACKGROUND: Mutex<Background> = Mutex::new(Background {
 /// ([`crate::tuned::to_prepare`]), or returning `None` when there is nothing to start.
 ///
 /// ```no_run
+/// # #![allow(deprecated)]
 /// # use gputune_runtime::backend::cuda::{precompile_once, CudaHandles};
 /// # fn f(cuda: &CudaHandles) -> gputune_runtime::Result<()> {
 /// const SOURCE: &str = "extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = IPT; }";
@@ -307,6 +308,10 @@ static BACKGROUND: Mutex<Background> = Mutex::new(Background {
 /// })?;
 /// # Ok(()) }
 /// ```
+#[deprecated(
+    since = "0.1.0",
+    note = "use `kernel::Kernel`: its first `get` compiles every planned variant in the background"
+)]
 pub fn precompile_once<K, E>(
     key: K,
     start: impl FnOnce() -> std::result::Result<Option<Precompile>, E>,
