@@ -306,7 +306,7 @@ fn references() -> Vec<VerifiedAgainst> {
 // Reading the docs.
 
 fn read_doc(name: &str) -> String {
-    let path = format!("{}/../../docs/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../docs/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
 }
 
