@@ -17,7 +17,7 @@ use gputune_protocol::manifest::Function;
 use serde::{Deserialize, Serialize};
 
 use crate::cargo::BenchTarget;
-use crate::cli::{RunBundleArgs, Shard, Usage};
+use crate::cli::RunBundleArgs;
 use crate::output::Output;
 use crate::probed::ProbedDevice;
 use crate::protocol;
@@ -25,8 +25,10 @@ use crate::runs::{ct_workloads, record_failure, Counters, Measured, Plan, RunCon
 use crate::search::pipeline::{
     drive, Bounds, BuildFailure, BuildStage, BuiltBatch, BuiltUnit, Proposer, RunStage,
 };
+use crate::shard::Shard;
 use crate::store::Store;
 use crate::strategy::Params;
+use crate::usage::Usage;
 
 /// Version of `bundle.json`.
 pub const BUNDLE_VERSION: u32 = 1;

@@ -10,9 +10,10 @@ use cargo_metadata::{Message, Metadata, MetadataCommand, Package};
 use gputune_protocol::hash::Fnv64;
 use gputune_protocol::manifest::Manifest;
 
-use crate::cli::{CargoArgs, Usage};
+use crate::cli::CargoArgs;
 use crate::lock::{Busy, FileLock};
 use crate::process::{self, Exit};
+use crate::usage::Usage;
 
 /// A bench target of a package that links gputune-runtime.
 #[derive(Debug, Clone)]

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::cargo::{self, Workspace};
-use crate::cli::{self, Command, Usage};
+use crate::cli::{self, Command};
 use crate::output::Output;
 use crate::store::Store;
+use crate::usage::Usage;
 use crate::{
     apply, bundle, check, html, merge, plot, present, protocol, replay, report, results, search,
     store,

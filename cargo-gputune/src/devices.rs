@@ -10,10 +10,12 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result};
 
 use crate::bundle::Bundle;
-use crate::cli::{RunBundleArgs, Shard, Usage};
+use crate::cli::RunBundleArgs;
 use crate::output::Output;
 use crate::protocol;
+use crate::shard::Shard;
 use crate::store::{SearchLock, Store};
+use crate::usage::Usage;
 
 /// The most ordinals `all` probes.
 const MAX_DEVICES: u32 = 64;

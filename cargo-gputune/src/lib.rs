@@ -34,9 +34,11 @@ pub mod results;
 pub mod runs;
 pub mod score;
 pub mod search;
+pub mod shard;
 pub mod slurm;
 pub mod store;
 pub mod strategy;
+pub mod usage;
 
 pub use commands::run;
 
@@ -61,8 +63,8 @@ pub fn main_with(mut argv: Vec<std::ffi::OsString>) -> i32 {
             eprintln!("error: {e:#}");
             // A `Usage` added with `.context(…)` is found by `downcast_ref`, one at the root
             // or in a source by the chain.
-            let usage =
-                e.downcast_ref::<cli::Usage>().is_some() || e.chain().any(|c| c.is::<cli::Usage>());
+            let usage = e.downcast_ref::<crate::usage::Usage>().is_some()
+                || e.chain().any(|c| c.is::<crate::usage::Usage>());
             if usage {
                 EXIT_USAGE
             } else {

@@ -25,10 +25,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use gputune_protocol::StopReason;
 
-use crate::cli::Usage;
 use crate::output::Output;
 use crate::present;
 use crate::store::{Dated, Space, Store};
+use crate::usage::Usage;
 
 /// What one source brought to the target, counted in variant measurements (a variant on a
 /// compile-time workload; base included).

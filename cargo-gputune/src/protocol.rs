@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use gputune_protocol::{AxisDoc, BenchListing, DevicesDoc, ExitCode, ListDoc, Timeline};
 
-use crate::cli::Usage;
 use crate::process::{Exit, Finished, Group, Step, Watched};
+use crate::usage::Usage;
 
 /// The protocol version this cargo-gputune speaks.
 pub use gputune_protocol::PROTOCOL_VERSION as PROTOCOL;

@@ -13,9 +13,11 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::{Shard, SlurmArgs, Usage};
+use crate::cli::SlurmArgs;
 use crate::output::Output;
+use crate::shard::Shard;
 use crate::store::{SearchLock, Store};
+use crate::usage::Usage;
 
 /// What `slurm` did.
 #[derive(Debug)]

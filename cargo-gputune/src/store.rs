@@ -13,8 +13,8 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use gputune_protocol::{KernelRecord, Status, StopReason};
 
-use crate::cli::Usage;
 use crate::lock::{Busy, FileLock};
+use crate::usage::Usage;
 
 /// Held by a search for as long as it writes to a store: two searches on one store would
 /// build and measure the same variants twice, and on a GPU disturb each other's timings, so

@@ -22,9 +22,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use gputune_grammar::TuneSpec;
 
-use crate::cli::Usage;
 use crate::results::{Group, Ranked};
 use crate::store::Store;
+use crate::usage::Usage;
 
 pub(crate) use score::split_label;
 

@@ -24,7 +24,7 @@ use self::cargo_build::{Announce, CargoBuilder};
 use self::pipeline::{drive, Bounds, BuildFailure, BuildStage, BuiltUnit, Proposer, RunStage};
 use crate::bundle::{Bundle, BundledBench, BundledFailure, BundledUnit};
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
-use crate::cli::{CargoArgs, Pipeline, SearchArgs, Usage};
+use crate::cli::{CargoArgs, Pipeline, SearchArgs};
 use crate::output::Output;
 use crate::probed::ProbedDevice;
 use crate::protocol::{self, BenchInfo};
@@ -34,6 +34,7 @@ use crate::runs::{
 };
 use crate::store::Store;
 use crate::strategy::{Params, Strategy};
+use crate::usage::Usage;
 
 /// The production build of a target (base plus applied entries), reused across searches of
 /// the same revision.
