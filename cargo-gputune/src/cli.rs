@@ -3,7 +3,12 @@
 use std::path::PathBuf;
 
 use crate::shard::Shard;
+use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use crate::output::Color;
+pub use crate::report::Format;
+pub use crate::search::Pipeline;
 
 /// `cargo gputune`: cargo passes `gputune` as the first argument.
 #[derive(Debug, Parser)]
@@ -101,28 +106,6 @@ impl CargoArgs {
     pub fn profile(&self) -> String {
         self.profile.clone().unwrap_or_else(|| "release".into())
     }
-}
-
-/// `search --pipeline`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Pipeline {
-    /// When the bench measures on a GPU.
-    Auto,
-    /// Always, even on the CPU (for testing the pipeline; CPU timings suffer).
-    Always,
-    /// Never: build, then run, then build the next batch.
-    Never,
-}
-
-/// `--color`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Color {
-    /// On a terminal, unless NO_COLOR is set and not empty.
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
 }
 
 /// The subcommands.
@@ -412,19 +395,6 @@ pub enum StrategyKind {
     Surrogate,
 }
 
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Aligned columns.
-    Table,
-    /// JSON (what `check --baseline` reads).
-    Json,
-    /// CSV.
-    Csv,
-    /// A markdown table.
-    Markdown,
-}
-
 /// `report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -536,5 +506,58 @@ mod tests {
             Shard { index: 1, count: 2 }.store_name(),
             "gputune-shard-1-of-2.db"
         );
+    }
+}
+
+// The option values are the stages' own types; the command line only names them.
+impl ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Format::Table, Format::Json, Format::Csv, Format::Markdown]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            Format::Table => ("table", "Aligned columns"),
+            Format::Json => ("json", "JSON (what `check --baseline` reads)"),
+            Format::Csv => ("csv", "CSV"),
+            Format::Markdown => ("markdown", "A markdown table"),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
+}
+
+impl ValueEnum for Color {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Color::Auto, Color::Always, Color::Never]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            Color::Auto => (
+                "auto",
+                "On a terminal, unless NO_COLOR is set and not empty",
+            ),
+            Color::Always => ("always", "Always"),
+            Color::Never => ("never", "Never"),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
+}
+
+impl ValueEnum for Pipeline {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Pipeline::Auto, Pipeline::Always, Pipeline::Never]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            Pipeline::Auto => ("auto", "When the bench measures on a GPU"),
+            Pipeline::Always => (
+                "always",
+                "Always, even on the CPU (for testing the pipeline; CPU timings suffer)",
+            ),
+            Pipeline::Never => ("never", "Never: build, then run, then build the next batch"),
+        };
+        Some(PossibleValue::new(name).help(help))
     }
 }

@@ -8,7 +8,18 @@ use std::io::{IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::{CargoArgs, Color};
+use crate::cli::CargoArgs;
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Color {
+    /// On a terminal, unless NO_COLOR is set and not empty.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
 
 /// The CLI's output settings.
 pub struct Output {

@@ -7,10 +7,22 @@
 use gputune_protocol::Status;
 use serde_json::{json, Value};
 
-use crate::cli::Format;
 use crate::present;
 use crate::results::{Group, Ranked};
 use crate::store::{Measurement, Store};
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned columns.
+    Table,
+    /// JSON (what `check --baseline` reads).
+    Json,
+    /// CSV.
+    Csv,
+    /// A markdown table.
+    Markdown,
+}
 
 /// Version of the report JSON.
 pub const REPORT_VERSION: u32 = 1;

@@ -129,7 +129,7 @@ mod tests {
         assert_eq!(page.matches("</script>").count(), 2, "data and script");
         let doc = data(&page);
         let g = &doc["groups"][0];
-        let terminal = crate::report::render(&groups, 5, crate::cli::Format::Table);
+        let terminal = crate::report::render(&groups, 5, crate::report::Format::Table);
         let v = &g["variants"];
         // Best first; a label the parameters spell is left out, base's kept.
         assert_eq!(v["label"][0], serde_json::Value::Null);

@@ -24,7 +24,7 @@ use self::cargo_build::{Announce, CargoBuilder};
 use self::pipeline::{drive, Bounds, BuildFailure, BuildStage, BuiltUnit, Proposer, RunStage};
 use crate::bundle::{Bundle, BundledBench, BundledFailure, BundledUnit};
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
-use crate::cli::{CargoArgs, Pipeline, SearchArgs};
+use crate::cli::{CargoArgs, SearchArgs};
 use crate::output::Output;
 use crate::probed::ProbedDevice;
 use crate::protocol::{self, BenchInfo};
@@ -35,6 +35,17 @@ use crate::runs::{
 use crate::store::Store;
 use crate::strategy::{Params, Strategy};
 use crate::usage::Usage;
+
+/// `search --pipeline`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pipeline {
+    /// When the bench measures on a GPU.
+    Auto,
+    /// Always, even on the CPU (for testing the pipeline; CPU timings suffer).
+    Always,
+    /// Never: build, then run, then build the next batch.
+    Never,
+}
 
 /// The production build of a target (base plus applied entries), reused across searches of
 /// the same revision.
