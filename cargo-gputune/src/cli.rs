@@ -478,37 +478,6 @@ pub enum CheckFormat {
     Json,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shards_parse_and_partition_into_contiguous_blocks() {
-        assert_eq!("2/4".parse(), Ok(Shard { index: 2, count: 4 }));
-        for bad in ["0/2", "3/2", "1/0", "2", "a/b", "1/2/3", "-1/2"] {
-            assert!(bad.parse::<Shard>().is_err(), "{bad}");
-        }
-        for len in 0..20 {
-            for count in 1..7 {
-                let ranges: Vec<_> = (1..=count)
-                    .map(|index| Shard { index, count }.range(len))
-                    .collect();
-                // Every item in exactly one shard, in order, sizes within one of each other.
-                assert_eq!(ranges[0].start, 0);
-                assert_eq!(ranges[count - 1].end, len);
-                assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
-                let sizes: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
-                let (min, max) = (sizes.iter().min(), sizes.iter().max());
-                assert!(max.zip(min).is_some_and(|(a, b)| a - b <= 1), "{sizes:?}");
-            }
-        }
-        assert_eq!(
-            Shard { index: 1, count: 2 }.store_name(),
-            "gputune-shard-1-of-2.db"
-        );
-    }
-}
-
 // The option values are the stages' own types; the command line only names them.
 impl ValueEnum for Format {
     fn value_variants<'a>() -> &'a [Self] {
@@ -559,5 +528,36 @@ impl ValueEnum for Pipeline {
             Pipeline::Never => ("never", "Never: build, then run, then build the next batch"),
         };
         Some(PossibleValue::new(name).help(help))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_and_partition_into_contiguous_blocks() {
+        assert_eq!("2/4".parse(), Ok(Shard { index: 2, count: 4 }));
+        for bad in ["0/2", "3/2", "1/0", "2", "a/b", "1/2/3", "-1/2"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        for len in 0..20 {
+            for count in 1..7 {
+                let ranges: Vec<_> = (1..=count)
+                    .map(|index| Shard { index, count }.range(len))
+                    .collect();
+                // Every item in exactly one shard, in order, sizes within one of each other.
+                assert_eq!(ranges[0].start, 0);
+                assert_eq!(ranges[count - 1].end, len);
+                assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+                let sizes: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+                let (min, max) = (sizes.iter().min(), sizes.iter().max());
+                assert!(max.zip(min).is_some_and(|(a, b)| a - b <= 1), "{sizes:?}");
+            }
+        }
+        assert_eq!(
+            Shard { index: 1, count: 2 }.store_name(),
+            "gputune-shard-1-of-2.db"
+        );
     }
 }
