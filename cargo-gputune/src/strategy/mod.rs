@@ -8,6 +8,7 @@
 mod annealing;
 mod forest;
 mod genetic;
+mod knn;
 pub mod space;
 mod surrogate;
 

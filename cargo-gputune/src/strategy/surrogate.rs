@@ -1,10 +1,11 @@
-//! Model-guided search, the default guided strategy: Bayesian optimisation with a tree
-//! ensemble ([`Forest`]) as the model, alternating with model-guided local search. After a
-//! small random start, the model is fitted to the logarithm of every score so far (a failure
-//! as worse than the worst score, so that it learns where the space fails), and each pick is
-//! the unevaluated point of highest expected improvement over the best: in most rounds among
-//! the points one parameter away from the best so far, in the others anywhere.
-//! `docs/strategies.md` says why this model and these settings, and how they were chosen.
+//! Model-guided search, the default guided strategy: Bayesian optimisation with two models
+//! taking turns, a tree ensemble ([`Forest`]) and k nearest neighbours ([`Knn`]), alternating
+//! with model-guided local search. After a small random start, each round draws its model and
+//! fits it to the logarithm of every score so far (a failure as worse than the worst score, so
+//! that it learns where the space fails), and each pick is the unevaluated point of highest
+//! expected improvement over the best: in most rounds among the points one parameter away from
+//! the best so far, in the others anywhere. `docs/strategies.md` says why these models and
+//! these settings, and how they were chosen.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -14,6 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
 use super::forest::{Forest, Growth};
+use super::knn::Knn;
 use super::space::{Batch, Params, Walk};
 use super::Strategy;
 
@@ -37,11 +39,28 @@ const CANDIDATES: usize = 24_576;
 /// taken as observed ("kriging believer"), so that one batch spreads instead of crowding one
 /// optimum; the rest of a large batch follows the last ranking, to keep the cost bounded.
 const BELIEVED: usize = 4;
+/// The share of rounds whose model is k nearest neighbours rather than the tree ensemble.
+/// Neither wins alone: the neighbours' smooth interpolation finds the optimum's basin on the
+/// fifteen coupled parameters of the GEMM spaces sooner, the trees' boxes follow the cliffs of
+/// the convolution and point-in-polygon spaces, and the trees alone stall on a GEMM local
+/// optimum that the neighbours' expected improvement leaves. Taking turns (rather than
+/// averaging the two predictions, which stalled on the convolution) keeps each model's own
+/// ranking.
+const KNN_SHARE: f64 = 0.5;
+/// Neighbours a k-nearest-neighbour prediction averages.
+const K: usize = 4;
 /// How much worse than the worst score a failure is taken to be, in log units.
 const FAILURE_PENALTY: f64 = 1.0;
 /// A floor under the model's uncertainty, in log units: trees that agree exactly on a point
 /// they never saw are not certain of it.
 const SD_FLOOR: f64 = 1e-3;
+
+/// The model of one round.
+#[derive(Debug, Clone, Copy)]
+enum Model {
+    Forest,
+    Knn,
+}
 
 /// The surrogate strategy.
 pub struct Surrogate {
@@ -118,6 +137,8 @@ impl Strategy for Surrogate {
             candidates.truncate(CANDIDATES);
             let normal = Normal::standard();
             let mut ranked: Vec<(usize, f64, f64)> = Vec::new();
+            // Fitted whichever model the round draws (it costs a millisecond), so that the
+            // draws that follow come from the same place in the generator's stream.
             let mut forest = Forest::fit(&x, &y, GROWTH, &mut tree_rng);
             // The local rounds search the one-parameter neighbours of the best point whose
             // neighbourhood is not used up yet: the best so far, and once all of its
@@ -140,17 +161,27 @@ impl Strategy for Surrogate {
                 .find(|n| !n.is_empty())
                 .unwrap_or_default();
             let go_local = !local.is_empty() && tree_rng.random_bool(LOCAL_SHARE);
+            let model = if tree_rng.random_bool(KNN_SHARE) {
+                Model::Knn
+            } else {
+                Model::Forest
+            };
+            let mut near = Vec::new();
             for pick in 0..count.min(candidates.len()) {
                 if pick < BELIEVED || ranked.is_empty() {
                     if pick > 0 {
                         forest = Forest::fit(&x, &y, GROWTH, &mut tree_rng);
                     }
+                    let knn = Knn::new(&x, &y, K);
                     ranked = candidates
                         .iter()
                         .filter(|(i, _)| !batch.points.contains(i))
                         .filter(|(i, _)| !go_local || local.contains(i))
                         .map(|(i, u)| {
-                            let (m, sd) = forest.predict(u);
+                            let (m, sd) = match model {
+                                Model::Forest => forest.predict(u),
+                                Model::Knn => knn.predict(u, &mut near),
+                            };
                             let ei = expected_improvement(m, sd.max(SD_FLOOR), best, &normal);
                             (*i, ei, m)
                         })
