@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use crate::output::Color;
 pub use crate::report::Format;
 pub use crate::search::Pipeline;
+pub use crate::strategy::StrategyKind;
 
 /// `cargo gputune`: cargo passes `gputune` as the first argument.
 #[derive(Debug, Parser)]
@@ -378,23 +379,6 @@ pub struct SearchArgs {
     pub bench_args: Vec<String>,
 }
 
-/// Strategies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StrategyKind {
-    /// Every point, in a seeded random order.
-    Exhaustive,
-    /// A seeded random sample (`--max-evals`, `--time-limit`).
-    Random,
-    /// A genetic algorithm: crossover and mutation of the best points so far.
-    Genetic,
-    /// Simulated annealing over neighbouring points (one parameter one value away), with
-    /// restarts.
-    Annealing,
-    /// Model-guided, the default guided strategy: a tree-ensemble surrogate, expected
-    /// improvement, most rounds among the best point's one-parameter neighbours.
-    Surrogate,
-}
-
 /// `report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -526,6 +510,38 @@ impl ValueEnum for Pipeline {
                 "Always, even on the CPU (for testing the pipeline; CPU timings suffer)",
             ),
             Pipeline::Never => ("never", "Never: build, then run, then build the next batch"),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
+}
+
+impl ValueEnum for StrategyKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            StrategyKind::Exhaustive,
+            StrategyKind::Random,
+            StrategyKind::Genetic,
+            StrategyKind::Annealing,
+            StrategyKind::Surrogate,
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            StrategyKind::Exhaustive => ("exhaustive", "Every point, in a seeded random order"),
+            StrategyKind::Random => ("random", "A seeded random sample (`--max-evals`, `--time-limit`)"),
+            StrategyKind::Genetic => (
+                "genetic",
+                "A genetic algorithm: crossover and mutation of the best points so far",
+            ),
+            StrategyKind::Annealing => (
+                "annealing",
+                "Simulated annealing over neighbouring points (one parameter one value away), with restarts",
+            ),
+            StrategyKind::Surrogate => (
+                "surrogate",
+                "Model-guided, the default guided strategy: a tree ensemble and k nearest neighbours taking turns as the surrogate, expected improvement, most rounds among the best point's one-parameter neighbours",
+            ),
         };
         Some(PossibleValue::new(name).help(help))
     }

@@ -26,8 +26,8 @@ use anyhow::{bail, Result};
 use gputune_grammar::TuneSpec;
 use gputune_protocol::Status;
 
-use crate::cli::StrategyKind;
 use crate::results::{self, Group};
+use crate::strategy::StrategyKind;
 use crate::strategy::{self, Params, Strategy};
 
 pub use table::{quartiles, table, to_json};

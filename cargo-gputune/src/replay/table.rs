@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::{kind_name, Limits, Replayed, Run};
-use crate::cli::StrategyKind;
+use crate::strategy::StrategyKind;
 
 /// The first quartile, median and third quartile of `v` (linear interpolation).
 pub fn quartiles(v: &[f64]) -> [f64; 3] {

@@ -23,6 +23,24 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+/// The search strategies (`--strategy`), as `build` makes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrategyKind {
+    /// Every point, in a seeded random order.
+    Exhaustive,
+    /// A seeded random sample (`--max-evals`, `--time-limit`).
+    Random,
+    /// A genetic algorithm: crossover and mutation of the best points so far.
+    Genetic,
+    /// Simulated annealing over neighbouring points (one parameter one value away), with
+    /// restarts.
+    Annealing,
+    /// Model-guided, the default guided strategy: a tree ensemble and k nearest neighbours
+    /// taking turns as the surrogate, expected improvement, most rounds among the best point's
+    /// one-parameter neighbours.
+    Surrogate,
+}
+
 /// A search strategy.
 pub trait Strategy {
     /// Its name, for output.
@@ -40,13 +58,13 @@ pub trait Strategy {
 /// The strategy `kind` with `seed`; `max_evals` bounds the random sample (the others are
 /// bounded by the search).
 pub fn build(
-    kind: crate::cli::StrategyKind,
+    kind: StrategyKind,
     seed: u64,
     max_evals: Option<usize>,
     params: Params,
     space_size: usize,
 ) -> Box<dyn Strategy> {
-    use crate::cli::StrategyKind as K;
+    use StrategyKind as K;
     match kind {
         K::Exhaustive => Box::new(Exhaustive::new(seed)),
         K::Random => Box::new(Random::new(seed, max_evals.unwrap_or(space_size))),
@@ -200,16 +218,16 @@ mod tests {
         (params, labels, score)
     }
 
-    const KINDS: [crate::cli::StrategyKind; 5] = [
-        crate::cli::StrategyKind::Exhaustive,
-        crate::cli::StrategyKind::Random,
-        crate::cli::StrategyKind::Genetic,
-        crate::cli::StrategyKind::Annealing,
-        crate::cli::StrategyKind::Surrogate,
+    const KINDS: [StrategyKind; 5] = [
+        StrategyKind::Exhaustive,
+        StrategyKind::Random,
+        StrategyKind::Genetic,
+        StrategyKind::Annealing,
+        StrategyKind::Surrogate,
     ];
 
     /// Every proposal of `kind` until it stops, checking the contract on the way.
-    fn proposals(kind: crate::cli::StrategyKind, seed: u64, batch: usize) -> Vec<String> {
+    fn proposals(kind: StrategyKind, seed: u64, batch: usize) -> Vec<String> {
         let (params, space, score) = structured();
         let mut s = build(kind, seed, None, params, space.len());
         let mut scored = BTreeMap::new();
