@@ -10,14 +10,13 @@
 //! under `bin/`, and the cargo-gputune binary that built it. Nothing in it refers to the
 //! workspace, so it can be copied anywhere.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use gputune_protocol::manifest::Function;
 use serde::{Deserialize, Serialize};
 
 use crate::cargo::BenchTarget;
-use crate::cli::RunBundleArgs;
 use crate::output::Output;
 use crate::probed::ProbedDevice;
 use crate::protocol;
@@ -27,7 +26,7 @@ use crate::search::pipeline::{
 };
 use crate::shard::Shard;
 use crate::store::Store;
-use crate::strategy::Params;
+use crate::strategy::{Params, StrategyKind};
 use crate::usage::Usage;
 
 /// Version of `bundle.json`.
@@ -136,6 +135,30 @@ impl Bundle {
     }
 }
 
+/// What `run-bundle` runs, as `commands` builds it from the command line.
+#[derive(Debug, Clone)]
+pub struct RunBundle {
+    /// The bundle directory.
+    pub dir: PathBuf,
+    /// Only this part of each bench's variants (and base).
+    pub shard: Option<Shard>,
+    /// Every variant measured in full (no screening, no race): the reference of a deciding
+    /// search.
+    pub no_race: bool,
+    /// Search the variants with this strategy instead of running them all.
+    pub strategy: Option<StrategyKind>,
+    /// The strategy's seed.
+    pub seed: u64,
+    /// Most variants the strategy evaluates.
+    pub max_evals: Option<usize>,
+    /// No new batch of the strategy after this many seconds.
+    pub time_limit: Option<f64>,
+    /// Variants per batch of the strategy (one bench process each).
+    pub batch_size: usize,
+    /// The GPU (CUDA ordinal) the bench processes measure on.
+    pub device: u32,
+}
+
 /// Runs every bench of the bundle in `dir`: base first, then each built variant, into
 /// `store`; the build failures found when it was built are recorded too. What the store
 /// already holds is not measured again.
@@ -144,7 +167,7 @@ impl Bundle {
 /// bundle's order, [`Shard::range`]); base is run by every shard, since a shard's scores
 /// need base measured on its own device, and the build failures are recorded by shard 1
 /// only, so that the shards' stores hold each variant once between them.
-pub fn run_bundle(args: &RunBundleArgs, store: &Store, out: &mut Output) -> Result<Counters> {
+pub fn run_bundle(args: &RunBundle, store: &Store, out: &mut Output) -> Result<Counters> {
     let (dir, shard, no_race) = (args.dir.as_path(), args.shard, args.no_race);
     if args.strategy.is_some() && shard.is_some() {
         return Err(anyhow::Error::new(Usage(

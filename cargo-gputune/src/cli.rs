@@ -547,6 +547,37 @@ impl ValueEnum for StrategyKind {
     }
 }
 
+impl From<&RunBundleArgs> for crate::bundle::RunBundle {
+    fn from(r: &RunBundleArgs) -> Self {
+        crate::bundle::RunBundle {
+            dir: r.dir.clone(),
+            shard: r.shard,
+            no_race: r.no_race,
+            strategy: r.strategy,
+            seed: r.seed,
+            max_evals: r.max_evals,
+            time_limit: r.time_limit,
+            batch_size: r.batch_size,
+            device: r.device,
+        }
+    }
+}
+
+impl From<&SlurmArgs> for crate::slurm::Submission {
+    fn from(s: &SlurmArgs) -> Self {
+        crate::slurm::Submission {
+            dir: s.dir.clone(),
+            shards: s.shards,
+            partition: s.partition.clone(),
+            gpus_per_task: s.gpus_per_task,
+            time: s.time.clone(),
+            sbatch_args: s.sbatch_args.clone(),
+            job_name: s.job_name.clone(),
+            wait: s.wait,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -163,7 +163,7 @@ fn search_on_devices(
     search::search(ws, args, s, search::Sink::Bundle(&dir, &mut bundle), out)?;
     bundle.write(&dir)?;
     let ordinals = crate::devices::ordinals(spec, &dir)?;
-    let run = cli::RunBundleArgs {
+    let run = bundle::RunBundle {
         dir,
         shard: None,
         no_race: false,
@@ -173,7 +173,6 @@ fn search_on_devices(
         time_limit: None,
         batch_size: s.batch_size,
         device: 0,
-        devices: Some(spec.to_string()),
     };
     crate::devices::run(&run, &ordinals, path, out)
 }
@@ -316,15 +315,16 @@ fn run_bundle_command(
         .shard
         .map_or_else(|| "gputune.db".to_string(), |s| s.store_name());
     let path = args.db.clone().unwrap_or_else(|| r.dir.join(name));
+    let run = bundle::RunBundle::from(r);
     if let Some(spec) = &r.devices {
         let ordinals = crate::devices::ordinals(spec, &r.dir)?;
-        return crate::devices::run(r, &ordinals, &path, out);
+        return crate::devices::run(&run, &ordinals, &path, out);
     }
     let _lock = store::SearchLock::acquire(&path)?;
     let store = Store::open(&path)?;
     crate::interrupt::storing();
     let started = std::time::Instant::now();
-    let counters = bundle::run_bundle(r, &store, out)?;
+    let counters = bundle::run_bundle(&run, &store, out)?;
     out.status(&format!(
         "Done: {} run(s), {} result(s) stored in {}",
         counters.runs,
@@ -340,7 +340,8 @@ fn run_bundle_command(
 /// `slurm`: submits the bundle's shards as a job array; with `--wait`, merges them and exits
 /// 1 when a task did not finish.
 fn slurm_command(args: &cli::CargoArgs, s: &cli::SlurmArgs, out: &mut Output) -> Result<i32> {
-    let submitted = crate::slurm::submit(s, args.db.as_deref(), out)?;
+    let submitted =
+        crate::slurm::submit(&crate::slurm::Submission::from(s), args.db.as_deref(), out)?;
     println!("{}", submitted.job);
     let Some((store, unfinished)) = submitted.merged else {
         return Ok(0);

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result};
 
 use crate::bundle::Bundle;
-use crate::cli::RunBundleArgs;
+use crate::bundle::RunBundle;
 use crate::output::Output;
 use crate::protocol;
 use crate::shard::Shard;
@@ -63,7 +63,7 @@ pub fn ordinals(spec: &str, dir: &Path) -> Result<Vec<u32>> {
 /// Runs the bundle in `args.dir` on `devices` at once, one shard each, and merges the shards
 /// into `target`; returns the exit code: 0 when every shard finished, 1 when one did not
 /// (what the others measured is merged all the same).
-pub fn run(args: &RunBundleArgs, devices: &[u32], target: &Path, out: &mut Output) -> Result<i32> {
+pub fn run(args: &RunBundle, devices: &[u32], target: &Path, out: &mut Output) -> Result<i32> {
     let me = std::env::current_exe().context("cannot find this cargo-gputune")?;
     let logs = args.dir.join("work");
     std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;

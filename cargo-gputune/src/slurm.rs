@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::cli::SlurmArgs;
 use crate::output::Output;
 use crate::shard::Shard;
 use crate::store::{SearchLock, Store};
@@ -30,9 +29,32 @@ pub struct Submitted {
     pub merged: Option<(PathBuf, Vec<usize>)>,
 }
 
+/// A job array to submit, as `commands` builds it from the command line (`slurm`).
+#[derive(Debug, Clone)]
+pub struct Submission {
+    /// The bundle directory (`search --build-only --bundle DIR`), on a file system the nodes
+    /// share.
+    pub dir: PathBuf,
+    /// Tasks of the array: the bundle's variants in N contiguous parts, each with base.
+    pub shards: usize,
+    /// `#SBATCH --partition`.
+    pub partition: Option<String>,
+    /// `#SBATCH --gpus-per-task`.
+    pub gpus_per_task: Option<u32>,
+    /// `#SBATCH --time`, the time limit of each task (`HH:MM:SS`).
+    pub time: Option<String>,
+    /// A further `#SBATCH` option, passed as it is (repeatable: `--sbatch-arg=--account=x`).
+    pub sbatch_args: Vec<String>,
+    /// `#SBATCH --job-name`.
+    pub job_name: String,
+    /// Wait for the array to finish, then merge the shards into DIR/gputune.db (or --db);
+    /// exit 1 if a task did not finish (submit again to resume it).
+    pub wait: bool,
+}
+
 /// The job script for `args`: one array task per shard, each running the bundle's own
 /// `cargo-gputune run-bundle --shard I/N` with its output in `DIR/slurm/task-I.out`.
-pub fn script(dir: &Path, args: &SlurmArgs) -> String {
+pub fn script(dir: &Path, args: &Submission) -> String {
     let d = dir.display();
     let mut s = String::from("#!/bin/bash\n");
     s.push_str("# Written by `cargo gputune slurm`: one array task per shard of the bundle.\n");
@@ -74,7 +96,7 @@ fn shell_quote(s: &str) -> String {
 
 /// Writes the job script, submits it with `sbatch`, and with `--wait` waits and merges into
 /// `db` (default `DIR/gputune.db`).
-pub fn submit(args: &SlurmArgs, db: Option<&Path>, out: &mut Output) -> Result<Submitted> {
+pub fn submit(args: &Submission, db: Option<&Path>, out: &mut Output) -> Result<Submitted> {
     let usage = |m: String| anyhow::Error::new(Usage(m));
     if args.shards == 0 {
         return Err(usage("--shards must be at least 1".into()));
@@ -183,8 +205,8 @@ fn finished(output: &Path) -> bool {
 mod tests {
     use super::*;
 
-    fn args() -> SlurmArgs {
-        SlurmArgs {
+    fn args() -> Submission {
+        Submission {
             dir: PathBuf::from("/b"),
             shards: 4,
             partition: Some("gpu".into()),
