@@ -10,10 +10,45 @@ use cargo_metadata::{Message, Metadata, MetadataCommand, Package};
 use gputune_protocol::hash::Fnv64;
 use gputune_protocol::manifest::Manifest;
 
-use crate::cli::CargoArgs;
 use crate::lock::{Busy, FileLock};
 use crate::process::{self, Exit};
 use crate::usage::Usage;
+
+/// Cargo's conventions as the user gave them (`-p`, `--bench`, `--profile`, `--db`, …), built
+/// by `commands` from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Path to Cargo.toml.
+    pub manifest_path: Option<PathBuf>,
+    /// Package(s) whose benches and results to use (default, as cargo: the package of the
+    /// current directory or --manifest-path, else every workspace member that uses gputune).
+    pub package: Vec<String>,
+    /// Every workspace member, even when run inside one (as cargo's --workspace).
+    pub workspace: bool,
+    /// Bench target(s) to use (default: all of the selected packages).
+    pub bench: Vec<String>,
+    /// Build profile (default: release).
+    pub profile: Option<String>,
+    /// Build with the release profile (the default).
+    pub release: bool,
+    /// Features to activate, as cargo takes them.
+    pub features: Option<String>,
+    /// Target directory (default: CARGO_TARGET_DIR or cargo's).
+    pub target_dir: Option<PathBuf>,
+    /// Require Cargo.lock to be up to date.
+    pub locked: bool,
+    /// Do not access the network.
+    pub offline: bool,
+    /// The store (default: TARGET_DIR/gputune/gputune.db).
+    pub db: Option<PathBuf>,
+}
+
+impl Options {
+    /// The profile builds use.
+    pub fn profile(&self) -> String {
+        self.profile.clone().unwrap_or_else(|| "release".into())
+    }
+}
 
 /// A bench target of a package that links gputune-runtime.
 #[derive(Debug, Clone)]
@@ -36,7 +71,7 @@ pub struct Workspace {
 
 impl Workspace {
     /// Runs `cargo metadata` with the cargo options.
-    pub fn discover(args: &CargoArgs) -> Result<Workspace> {
+    pub fn discover(args: &Options) -> Result<Workspace> {
         let mut cmd = MetadataCommand::new();
         if let Some(path) = &args.manifest_path {
             cmd.manifest_path(path);
@@ -86,7 +121,7 @@ impl Workspace {
     /// `--workspace` every member (`None`), else the package whose manifest cargo was pointed
     /// at (the current directory's, or `--manifest-path`), else — at a virtual workspace's
     /// root — every member.
-    pub fn selected_packages(&self, args: &CargoArgs) -> Result<Option<Vec<String>>> {
+    pub fn selected_packages(&self, args: &Options) -> Result<Option<Vec<String>>> {
         let members: Vec<&Package> = self.metadata.workspace_packages();
         for p in &args.package {
             if !members.iter().any(|m| m.name.as_str() == p) {
@@ -111,7 +146,7 @@ impl Workspace {
 
     /// The bench targets that the selected packages (see [`Workspace::selected_packages`])
     /// and `--bench` select among packages that depend on gputune-runtime.
-    pub fn bench_targets(&self, args: &CargoArgs) -> Result<Vec<BenchTarget>> {
+    pub fn bench_targets(&self, args: &Options) -> Result<Vec<BenchTarget>> {
         let members: Vec<&Package> = self.metadata.workspace_packages();
         let selected = self.selected_packages(args)?;
         let mut out = Vec::new();
@@ -258,7 +293,7 @@ const SELECTION_IN_ENV: usize = 32 * 1024;
 /// Builds `target` with `GPUTUNE_VARIANTS=selection` and copies its executable to `dest`.
 pub fn build(
     ws: &Workspace,
-    args: &CargoArgs,
+    args: &Options,
     target: &BenchTarget,
     selection: &str,
     dest: &Path,
@@ -375,7 +410,7 @@ pub fn build(
 
 /// A revision key: the toolchain, the build options, and the contents of the package and of
 /// every local package (path dependency), so editing a kernel starts a new search.
-pub fn revision(ws: &Workspace, args: &CargoArgs, target: &BenchTarget) -> Result<String> {
+pub fn revision(ws: &Workspace, args: &Options, target: &BenchTarget) -> Result<String> {
     let mut h = Fnv64::new();
     let rustc = Command::new("rustc")
         .arg("-vV")

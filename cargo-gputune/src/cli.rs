@@ -102,13 +102,6 @@ pub struct CargoArgs {
     pub db: Option<PathBuf>,
 }
 
-impl CargoArgs {
-    /// The profile builds use.
-    pub fn profile(&self) -> String {
-        self.profile.clone().unwrap_or_else(|| "release".into())
-    }
-}
-
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -574,6 +567,24 @@ impl From<&SlurmArgs> for crate::slurm::Submission {
             sbatch_args: s.sbatch_args.clone(),
             job_name: s.job_name.clone(),
             wait: s.wait,
+        }
+    }
+}
+
+impl From<&CargoArgs> for crate::cargo::Options {
+    fn from(a: &CargoArgs) -> Self {
+        crate::cargo::Options {
+            manifest_path: a.manifest_path.clone(),
+            package: a.package.clone(),
+            workspace: a.workspace,
+            bench: a.bench.clone(),
+            profile: a.profile.clone(),
+            release: a.release,
+            features: a.features.clone(),
+            target_dir: a.target_dir.clone(),
+            locked: a.locked,
+            offline: a.offline,
+            db: a.db.clone(),
         }
     }
 }

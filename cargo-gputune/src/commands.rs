@@ -51,7 +51,7 @@ fn select_groups(
 
 /// Runs one parsed command line; the exit code on success.
 pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
-    let args = cli.cargo;
+    let args = crate::cargo::Options::from(&cli.cargo);
     // `report --db FILE` works anywhere, without a workspace.
     let ws = Workspace::discover(&args);
     match cli.command {
@@ -72,7 +72,7 @@ pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
 /// `search`: into the store, or into a bundle with `--bundle`.
 fn search_command(
     ws: &Workspace,
-    args: &cli::CargoArgs,
+    args: &crate::cargo::Options,
     s: &cli::SearchArgs,
     out: &mut Output,
 ) -> Result<i32> {
@@ -135,7 +135,7 @@ fn search_command(
 /// at once (`run-bundle --devices`) into the store at `path`.
 fn search_on_devices(
     ws: &Workspace,
-    args: &cli::CargoArgs,
+    args: &crate::cargo::Options,
     s: &cli::SearchArgs,
     spec: &str,
     path: &std::path::Path,
@@ -181,7 +181,7 @@ fn search_on_devices(
 /// (`report --db FILE` anywhere), `-p` still selects by name.
 fn read_path(
     ws: Result<Workspace>,
-    args: &cli::CargoArgs,
+    args: &crate::cargo::Options,
 ) -> Result<(PathBuf, Option<Vec<String>>)> {
     Ok(match (&args.db, ws) {
         (Some(db), Ok(ws)) => (db.clone(), ws.selected_packages(args)?),
@@ -197,7 +197,7 @@ fn read_path(
 /// `replay`: a strategy against the recorded results, per tuned function and seed.
 fn replay_command(
     ws: Result<Workspace>,
-    args: &cli::CargoArgs,
+    args: &crate::cargo::Options,
     r: &cli::ReplayArgs,
     out: &mut Output,
 ) -> Result<i32> {
@@ -259,7 +259,7 @@ fn replay_command(
 /// `report`: tables, coverage and plots from a store.
 fn report_command(
     ws: Result<Workspace>,
-    args: &cli::CargoArgs,
+    args: &crate::cargo::Options,
     r: &cli::ReportArgs,
     out: &mut Output,
 ) -> Result<i32> {
@@ -307,7 +307,7 @@ fn report_command(
 
 /// `run-bundle`: the search of a bundle built elsewhere, into its store.
 fn run_bundle_command(
-    args: &cli::CargoArgs,
+    args: &crate::cargo::Options,
     r: &cli::RunBundleArgs,
     out: &mut Output,
 ) -> Result<i32> {
@@ -339,7 +339,11 @@ fn run_bundle_command(
 
 /// `slurm`: submits the bundle's shards as a job array; with `--wait`, merges them and exits
 /// 1 when a task did not finish.
-fn slurm_command(args: &cli::CargoArgs, s: &cli::SlurmArgs, out: &mut Output) -> Result<i32> {
+fn slurm_command(
+    args: &crate::cargo::Options,
+    s: &cli::SlurmArgs,
+    out: &mut Output,
+) -> Result<i32> {
     let submitted =
         crate::slurm::submit(&crate::slurm::Submission::from(s), args.db.as_deref(), out)?;
     println!("{}", submitted.job);
@@ -373,7 +377,7 @@ fn slurm_command(args: &cli::CargoArgs, s: &cli::SlurmArgs, out: &mut Output) ->
 /// lock, so that no search writes to it meanwhile.
 fn merge_command(
     ws: Result<Workspace>,
-    args: &cli::CargoArgs,
+    args: &crate::cargo::Options,
     m: &cli::MergeArgs,
     out: &mut Output,
 ) -> Result<i32> {
@@ -411,7 +415,7 @@ fn merge_command(
 /// The workspace's store, read-only, and the result groups of the selected packages.
 fn workspace_results(
     ws: &Workspace,
-    args: &cli::CargoArgs,
+    args: &crate::cargo::Options,
 ) -> Result<(Store, Vec<results::Group>)> {
     results_at(
         &store_path(ws, args.db.as_ref()),
@@ -432,7 +436,7 @@ fn results_at(
 /// `apply`: significant, verified winners into `gputune.toml`.
 fn apply_command(
     ws: &Workspace,
-    args: &cli::CargoArgs,
+    args: &crate::cargo::Options,
     a: &cli::ApplyArgs,
     out: &mut Output,
 ) -> Result<i32> {
@@ -450,7 +454,7 @@ fn apply_command(
 }
 
 /// `check`: the CI gate against a baseline and a minimum score.
-fn check_command(ws: &Workspace, args: &cli::CargoArgs, c: &cli::CheckArgs) -> Result<i32> {
+fn check_command(ws: &Workspace, args: &crate::cargo::Options, c: &cli::CheckArgs) -> Result<i32> {
     let (_, groups) = workspace_results(ws, args)?;
     let comparisons = match &c.baseline {
         Some(path) => {
@@ -541,7 +545,7 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 }
 
 /// `list`: benches, tuned functions, parameters, space sizes and compile-time workloads.
-fn list(ws: &Workspace, args: &cli::CargoArgs, out: &mut Output) -> Result<i32> {
+fn list(ws: &Workspace, args: &crate::cargo::Options, out: &mut Output) -> Result<i32> {
     for target in ws.bench_targets(args)? {
         let revision = cargo::revision(ws, args, &target)?;
         let (bin, manifest, _) =
@@ -596,7 +600,7 @@ fn list(ws: &Workspace, args: &cli::CargoArgs, out: &mut Output) -> Result<i32> 
 }
 
 /// The store a writing command without a search writes: --db, else the workspace's.
-fn write_path(ws: Result<Workspace>, args: &cli::CargoArgs, what: &str) -> Result<PathBuf> {
+fn write_path(ws: Result<Workspace>, args: &crate::cargo::Options, what: &str) -> Result<PathBuf> {
     match (&args.db, ws) {
         (Some(db), _) => Ok(db.clone()),
         (None, Ok(ws)) => Ok(store_path(&ws, None)),
@@ -612,7 +616,7 @@ fn write_path(ws: Result<Workspace>, args: &cli::CargoArgs, what: &str) -> Resul
 /// error and nothing is written.
 fn import_command(
     ws: Result<Workspace>,
-    args: &cli::CargoArgs,
+    args: &crate::cargo::Options,
     i: &cli::ImportArgs,
     out: &mut Output,
 ) -> Result<i32> {
@@ -663,7 +667,7 @@ fn import_command(
 /// `export`: one group of the store in a community format, to a file or stdout.
 fn export_command(
     ws: Result<Workspace>,
-    args: &cli::CargoArgs,
+    args: &crate::cargo::Options,
     e: &cli::ExportArgs,
     out: &mut Output,
 ) -> Result<i32> {

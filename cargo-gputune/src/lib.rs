@@ -56,7 +56,7 @@ pub fn main_with(mut argv: Vec<std::ffi::OsString>) -> i32 {
     }
     let cli::CargoCli::Gputune(cli) = cli::CargoCli::parse_from(argv);
     interrupt::install();
-    let mut out = output::Output::new(&cli.cargo);
+    let mut out = output::Output::new(cli.cargo.quiet, cli.cargo.verbose, cli.cargo.color);
     match run(cli, &mut out) {
         Ok(code) => code,
         Err(e) => {

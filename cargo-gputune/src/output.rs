@@ -8,8 +8,6 @@ use std::io::{IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::CargoArgs;
-
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Color {
@@ -50,16 +48,16 @@ impl Output {
         }
     }
 
-    /// From `-q`, `-v` and `--color` (and `NO_COLOR`).
-    pub fn new(args: &CargoArgs) -> Output {
+    /// From `-q`, `-v` (how many) and `--color` (and `NO_COLOR`).
+    pub fn new(quiet: bool, verbose: u8, color: Color) -> Output {
         let terminal = std::io::stderr().is_terminal();
-        let color = use_color(args.color, std::env::var_os("NO_COLOR"), terminal);
+        let color = use_color(color, std::env::var_os("NO_COLOR"), terminal);
         // The progress bar draws through `console`, which decides colour on its own (and
         // takes an empty NO_COLOR for a set one): it follows this decision instead.
         console::set_colors_enabled_stderr(color);
         Output {
-            quiet: args.quiet,
-            verbose: if args.quiet { 0 } else { args.verbose },
+            quiet,
+            verbose: if quiet { 0 } else { verbose },
             color,
             terminal,
             bar: None,

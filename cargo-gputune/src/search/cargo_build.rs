@@ -8,8 +8,8 @@ use anyhow::Result;
 use gputune_protocol::Status;
 
 use super::pipeline::{BuildFailure, BuildStage, BuiltBatch, BuiltUnit};
+use crate::cargo::Options;
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
-use crate::cli::CargoArgs;
 use crate::output::Output;
 
 /// What to say when a batch starts building.
@@ -24,7 +24,7 @@ pub(crate) enum Announce {
 /// Builds batches of one tuned function's variants with cargo.
 pub(crate) struct CargoBuilder<'a> {
     ws: &'a Workspace,
-    args: &'a CargoArgs,
+    args: &'a Options,
     target: &'a BenchTarget,
     function: &'a str,
     bench: &'a str,
@@ -39,7 +39,7 @@ pub(crate) struct CargoBuilder<'a> {
 impl<'a> CargoBuilder<'a> {
     /// A builder of `function`'s variants for `bench`, writing binaries into `dir`.
     pub(crate) fn new(
-        (ws, args): (&'a Workspace, &'a CargoArgs),
+        (ws, args): (&'a Workspace, &'a Options),
         target: &'a BenchTarget,
         (function, bench): (&'a str, &'a str),
         dir: &'a Path,

@@ -23,8 +23,9 @@ use serde_json::{json, Value};
 use self::cargo_build::{Announce, CargoBuilder};
 use self::pipeline::{drive, Bounds, BuildFailure, BuildStage, BuiltUnit, Proposer, RunStage};
 use crate::bundle::{Bundle, BundledBench, BundledFailure, BundledUnit};
+use crate::cargo::Options;
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
-use crate::cli::{CargoArgs, SearchArgs};
+use crate::cli::SearchArgs;
 use crate::output::Output;
 use crate::probed::ProbedDevice;
 use crate::protocol::{self, BenchInfo};
@@ -51,7 +52,7 @@ pub enum Pipeline {
 /// the same revision.
 pub(crate) fn production(
     ws: &Workspace,
-    args: &CargoArgs,
+    args: &Options,
     target: &BenchTarget,
     revision: &str,
     counters: &mut Counters,
@@ -176,7 +177,7 @@ pub(crate) fn measurement_args(s: &SearchArgs) -> Result<BenchArgs> {
 /// Runs the search; returns the counters and the groups it touched.
 pub fn search(
     ws: &Workspace,
-    args: &CargoArgs,
+    args: &Options,
     s: &SearchArgs,
     mut sink: Sink<'_>,
     out: &mut Output,
@@ -328,7 +329,7 @@ impl RunStage for Recording<'_> {
 }
 
 fn search_bench(
-    (ws, args, s): (&Workspace, &CargoArgs, &SearchArgs),
+    (ws, args, s): (&Workspace, &Options, &SearchArgs),
     plan: &Plan<'_>,
     store: &Store,
     base: &BaseBuild<'_>,
@@ -485,7 +486,7 @@ impl RunStage for Bundling<'_> {
 /// them for exhaustive, `--max-evals` for random) into `dir/bin`, with the production binary,
 /// and returns the bundle's entry for the bench.
 fn build_bench(
-    (ws, args, s): (&Workspace, &CargoArgs, &SearchArgs),
+    (ws, args, s): (&Workspace, &Options, &SearchArgs),
     (target, info, function): (&BenchTarget, &BenchInfo, &Function),
     (revision, user_axes, bench_args): (&str, &[String], &BenchArgs),
     base: &BaseBuild<'_>,
