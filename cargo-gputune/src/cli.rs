@@ -589,6 +589,32 @@ impl From<&CargoArgs> for crate::cargo::Options {
     }
 }
 
+impl From<&SearchArgs> for crate::search::Settings {
+    fn from(s: &SearchArgs) -> Self {
+        crate::search::Settings {
+            regex: s.regex.clone(),
+            axes: s.axes.clone(),
+            strategy: s.strategy,
+            seed: s.seed,
+            max_evals: s.max_evals,
+            time_limit: s.time_limit,
+            build_only: s.build_only,
+            bundle: s.bundle.clone(),
+            batch_size: s.batch_size,
+            decide: s.decide,
+            race: s.race,
+            no_race: s.no_race,
+            hot: s.hot,
+            build_limit: s.build_limit,
+            run_limit: s.run_limit,
+            pipeline: s.pipeline,
+            json: s.json,
+            devices: s.devices.clone(),
+            bench_args: s.bench_args.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

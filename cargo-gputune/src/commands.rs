@@ -56,7 +56,7 @@ pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
     let ws = Workspace::discover(&args);
     match cli.command {
         Command::List => list(&ws?, &args, out),
-        Command::Search(s) => search_command(&ws?, &args, &s, out),
+        Command::Search(s) => search_command(&ws?, &args, &search::Settings::from(&s), out),
         Command::Report(r) => report_command(ws, &args, &r, out),
         Command::RunBundle(r) => run_bundle_command(&args, &r, out),
         Command::Merge(m) => merge_command(ws, &args, &m, out),
@@ -73,7 +73,7 @@ pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
 fn search_command(
     ws: &Workspace,
     args: &crate::cargo::Options,
-    s: &cli::SearchArgs,
+    s: &search::Settings,
     out: &mut Output,
 ) -> Result<i32> {
     if let Some(dir) = &s.bundle {
@@ -136,7 +136,7 @@ fn search_command(
 fn search_on_devices(
     ws: &Workspace,
     args: &crate::cargo::Options,
-    s: &cli::SearchArgs,
+    s: &search::Settings,
     spec: &str,
     path: &std::path::Path,
     out: &mut Output,

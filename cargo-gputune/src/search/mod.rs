@@ -25,7 +25,6 @@ use self::pipeline::{drive, Bounds, BuildFailure, BuildStage, BuiltUnit, Propose
 use crate::bundle::{Bundle, BundledBench, BundledFailure, BundledUnit};
 use crate::cargo::Options;
 use crate::cargo::{self, BenchTarget, BuildOutcome, Workspace};
-use crate::cli::SearchArgs;
 use crate::output::Output;
 use crate::probed::ProbedDevice;
 use crate::protocol::{self, BenchInfo};
@@ -34,8 +33,66 @@ use crate::runs::{
     MIN_BASE_BUILD,
 };
 use crate::store::Store;
-use crate::strategy::{Params, Strategy};
+use crate::strategy::{Params, Strategy, StrategyKind};
 use crate::usage::Usage;
+
+/// What a search does, as `commands` builds it from the command line (`search`).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Only benches (or tuned functions) whose name matches this regex.
+    pub regex: Option<String>,
+    /// Narrow an axis, as bench binaries take it (`T{ct}=f32`, `Elements{io}[pow2]=[20,24]`).
+    pub axes: Vec<String>,
+    /// The search strategy.
+    pub strategy: StrategyKind,
+    /// Seed of the strategy's random order (reproducible).
+    pub seed: u64,
+    /// Most variants to evaluate per function (every strategy stops there; without it,
+    /// every strategy ends up evaluating the whole space).
+    pub max_evals: Option<usize>,
+    /// Stop starting new variants after this many seconds.
+    pub time_limit: Option<f64>,
+    /// Build only: leave the bench binaries, a plan and this cargo-gputune in --bundle DIR,
+    /// for `DIR/cargo-gputune run-bundle DIR` on a machine with a GPU and no cargo.
+    pub build_only: bool,
+    /// The bundle directory of --build-only.
+    pub bundle: Option<PathBuf>,
+    /// Variants per batched build. Each batch is one bench process on the GPU host, and each
+    /// process pays a start-up (context, buffers, base's reference outputs), while a batch of
+    /// 256 small kernels builds about as fast as one of 64 (BENCHMARKS.md).
+    pub batch_size: usize,
+    /// Decide instead of converge (the default): screen every variant with `--min-samples`
+    /// cold samples (base measured in each process as the control), then measure in full only
+    /// the variants whose score can still reach the best one's within Z standard errors of
+    /// both, and base beside them. 3 keeps the true best in over 99 % of searches
+    /// (docs/search.md).
+    pub decide: f64,
+    /// Instead of deciding, race at a fixed margin: stop a variant's measurement once it is
+    /// more than FRACTION slower than the fastest variant so far on the same workload (its
+    /// first quartile above that best median; the bench's `--race`).
+    pub race: Option<f64>,
+    /// Measure every variant in full, however slow (no screening, no race).
+    pub no_race: bool,
+    /// Also run the hot (batched) loop of every variant. Off by default: scores come from the
+    /// cold times, so a search adds `--no-batch` to the bench arguments.
+    pub hot: bool,
+    /// Kill a build after this many times the base build's time.
+    pub build_limit: f64,
+    /// Kill a run after this many times base's run time.
+    pub run_limit: f64,
+    /// Build the next batch while the current one runs: `auto` does when the bench measures
+    /// on a GPU (builds use the CPU), never when it measures on the CPU, whose timings a
+    /// concurrent build would disturb.
+    pub pipeline: Pipeline,
+    /// Print the results as JSON on stdout when done.
+    pub json: bool,
+    /// Measure on several GPUs of this host at once (`0,1,3` or `all`): the search is built
+    /// as a bundle, then run as `run-bundle --devices` into the store (exhaustive and random
+    /// strategies).
+    pub devices: Option<String>,
+    /// Arguments for the bench binaries (after `--`), e.g. `--stopping-criterion stdrel`.
+    pub bench_args: Vec<String>,
+}
 
 /// `search --pipeline`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,7 +177,7 @@ pub enum Sink<'a> {
 /// They are checked here, before anything is built; flags that the search itself sets per
 /// run (`-b`, `-a`, `--variant`, `--json`, `--jsonl`, `--list`, `--devices`,
 /// `--more-on-stdin`) are refused.
-pub(crate) fn measurement_args(s: &SearchArgs) -> Result<BenchArgs> {
+pub(crate) fn measurement_args(s: &Settings) -> Result<BenchArgs> {
     let usage = |m: String| anyhow::Error::new(Usage(m));
     let mut a = BenchArgs::from_flags(&s.bench_args).map_err(|e| {
         let text = e.to_string();
@@ -178,7 +235,7 @@ pub(crate) fn measurement_args(s: &SearchArgs) -> Result<BenchArgs> {
 pub fn search(
     ws: &Workspace,
     args: &Options,
-    s: &SearchArgs,
+    s: &Settings,
     mut sink: Sink<'_>,
     out: &mut Output,
 ) -> Result<(Counters, Vec<(String, String)>)> {
@@ -329,7 +386,7 @@ impl RunStage for Recording<'_> {
 }
 
 fn search_bench(
-    (ws, args, s): (&Workspace, &Options, &SearchArgs),
+    (ws, args, s): (&Workspace, &Options, &Settings),
     plan: &Plan<'_>,
     store: &Store,
     base: &BaseBuild<'_>,
@@ -424,7 +481,7 @@ fn search_bench(
 }
 
 /// The bounds `s` sets.
-fn bounds(s: &SearchArgs, started: Instant) -> Bounds {
+fn bounds(s: &Settings, started: Instant) -> Bounds {
     Bounds {
         batch_size: s.batch_size,
         max_evals: s.max_evals,
@@ -434,7 +491,7 @@ fn bounds(s: &SearchArgs, started: Instant) -> Bounds {
 }
 
 /// The strategy `s` asks for, over `f`'s space.
-fn strategy(s: &SearchArgs, f: &Function) -> Box<dyn Strategy> {
+fn strategy(s: &Settings, f: &Function) -> Box<dyn Strategy> {
     crate::strategy::build(
         s.strategy,
         s.seed,
@@ -486,7 +543,7 @@ impl RunStage for Bundling<'_> {
 /// them for exhaustive, `--max-evals` for random) into `dir/bin`, with the production binary,
 /// and returns the bundle's entry for the bench.
 fn build_bench(
-    (ws, args, s): (&Workspace, &Options, &SearchArgs),
+    (ws, args, s): (&Workspace, &Options, &Settings),
     (target, info, function): (&BenchTarget, &BenchInfo, &Function),
     (revision, user_axes, bench_args): (&str, &[String], &BenchArgs),
     base: &BaseBuild<'_>,
