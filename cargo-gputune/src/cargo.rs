@@ -70,6 +70,16 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// The directory of the workspace member `package` (where its Cargo.toml is).
+    pub fn package_dir(&self, package: &str) -> Option<PathBuf> {
+        self.metadata
+            .packages
+            .iter()
+            .find(|p| p.name.as_str() == package && p.source.is_none())
+            .and_then(|p| p.manifest_path.parent())
+            .map(|d| d.as_std_path().to_path_buf())
+    }
+
     /// Runs `cargo metadata` with the cargo options.
     pub fn discover(args: &Options) -> Result<Workspace> {
         let mut cmd = MetadataCommand::new();
@@ -338,8 +348,18 @@ pub fn build(
     } else {
         selection.to_string()
     };
+    // The build script watches gputune.toml only while it exists; the stamp makes one
+    // written by hand since the last build rebuild the production dispatch too.
+    let toml = ws
+        .package_dir(&target.package)
+        .map(|d| d.join(gputune_protocol::gputune_toml::FILE_NAME))
+        .and_then(|p| std::fs::read(p).ok());
     cmd.env("CARGO_TARGET_DIR", &ws.target_dir)
         .env("GPUTUNE_VARIANTS", &selection)
+        .env(
+            gputune_protocol::gputune_toml::STAMP_ENV,
+            gputune_protocol::gputune_toml::stamp(toml.as_deref()),
+        )
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&json_path)?)
         .stderr(std::fs::File::create(&log_path)?);

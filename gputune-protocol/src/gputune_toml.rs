@@ -19,6 +19,25 @@ use gputune_grammar::{Point, TuneSpec, Value};
 pub const FILE_NAME: &str = "gputune.toml";
 /// The format version this code reads and writes.
 pub const VERSION: i64 = 1;
+/// Set by `cargo gputune` in the environment of its builds: a stamp of the package's
+/// `gputune.toml` (its contents' hash, or `none`). The build helper reruns when it changes,
+/// so a file written by hand (not by `apply`, which touches `build.rs`) is read too: cargo only
+/// watches the file while it exists.
+pub const STAMP_ENV: &str = "GPUTUNE_TOML_STAMP";
+
+/// The [`STAMP_ENV`] value for a package whose `gputune.toml` holds `contents` (`None`: no
+/// file).
+pub fn stamp(contents: Option<&[u8]>) -> String {
+    match contents {
+        Some(bytes) => {
+            let mut h = crate::hash::Fnv64::new();
+            h.write(bytes);
+            format!("{:016x}", h.finish())
+        }
+        None => "none".to_string(),
+    }
+}
+
 /// The workload key of an entry that holds for every compile-time workload.
 pub const ANY_WORKLOAD: &str = "*";
 

@@ -79,6 +79,10 @@ fn a_malformed_gputune_toml_fails_the_production_build_plainly() {
     let db = dir.join("store.db");
     let toml = root().join("tests/fixtures/spin/gputune.toml");
     assert!(!toml.exists(), "another test left {}", toml.display());
+    // Built once without the file first: cargo watches gputune.toml only while it exists, so
+    // one written by hand afterwards must still reach the production build.
+    let before = gputune(&bin, SPIN, &dir.join("before.db"), &["list"]);
+    assert!(before.status.success(), "{}", text(&before));
     let _scratch = Scratch(&toml);
     std::fs::write(&toml, "version = 1\n[spin.\"*\".cpu]\nwork = \"eight\"\n").expect("write");
     let out = gputune(&bin, SPIN, &db, &["search"]);

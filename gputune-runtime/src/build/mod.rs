@@ -111,7 +111,10 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> BuildError + '_ {
 
 /// Scans, enumerates and generates, without touching `OUT_DIR` or printing.
 pub fn generate_from(inputs: &Inputs) -> Result<Generated, BuildError> {
-    let mut directives = vec![format!("rerun-if-env-changed={}", selection::VARIANTS_ENV)];
+    let mut directives = vec![
+        format!("rerun-if-env-changed={}", selection::VARIANTS_ENV),
+        format!("rerun-if-env-changed={}", gputune_toml::STAMP_ENV),
+    ];
     let mut warnings = Vec::new();
 
     let src = inputs.package_dir.join("src");
