@@ -74,8 +74,10 @@ fn check_page(page: &Path, variants: usize, param: (&str, &str), shot: &Path) {
 
     // Sorting by time (a mouse click on its header), fastest first, then slowest first.
     b.click("#head [data-col=time]").expect("click");
+    // With one runtime workload the report's rank is already fastest first (score = base's
+    // time / the variant's), so the first click may leave the order as it was: the times are
+    // checked to be in order, and the second click must reverse them.
     let by_time = labels(&mut b);
-    assert_ne!(by_time, all, "sorting by time changes the order");
     let times: Vec<f64> = serde_json::from_value::<Vec<String>>(
         b.eval(
             "[...document.querySelectorAll('#rows .row')].map(tr => tr.children[6].textContent)",
