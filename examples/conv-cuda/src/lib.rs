@@ -108,13 +108,7 @@ pub fn fill_eighths(
         return Ok(());
     }
     let kernel = FILL_EIGHTHS.fixed(stream, &[])?;
-    // Grid-stride: any grid is correct; one thread per element up to the largest grid.
-    let blocks = u32::try_from(x.len().div_ceil(FILL_TPB as usize)).unwrap_or(u32::MAX);
-    let config = kernel.check(LaunchConfig {
-        grid_dim: (blocks.min(kernel.limits().max_grid_dim[0]), 1, 1),
-        block_dim: (FILL_TPB, 1, 1),
-        shared_mem_bytes: 0,
-    })?;
+    let config = kernel.grid_stride(x.len(), FILL_TPB)?;
     let (n, seed) = (x.len() as u64, seed as u64);
     let mut launch = stream.launch_builder(kernel.function());
     launch.arg(x).arg(&n).arg(&seed);

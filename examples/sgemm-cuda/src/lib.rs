@@ -83,13 +83,7 @@ pub fn eighths(
         return Ok(());
     }
     let kernel = EIGHTHS.fixed(stream, &[])?;
-    // Grid-stride: any grid is correct; one thread per element up to the largest grid.
-    let blocks = u32::try_from(n.div_ceil(EIGHTHS_TPB as usize)).unwrap_or(u32::MAX);
-    let config = kernel.check(LaunchConfig {
-        grid_dim: (blocks.min(kernel.limits().max_grid_dim[0]), 1, 1),
-        block_dim: (EIGHTHS_TPB, 1, 1),
-        shared_mem_bytes: 0,
-    })?;
+    let config = kernel.grid_stride(n, EIGHTHS_TPB)?;
     let n = n as u64;
     let mut launch = stream.launch_builder(kernel.function());
     launch.arg(ints).arg(out).arg(&n);

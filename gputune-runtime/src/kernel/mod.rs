@@ -182,6 +182,12 @@ impl Compiled {
         self.limits.check(&config)?;
         Ok(config)
     }
+
+    /// A checked one-dimensional grid-stride launch of `block` threads per block over `n`
+    /// items ([`LaunchLimits::grid_stride`]).
+    pub fn grid_stride(&self, n: usize, block: u32) -> Result<LaunchConfig> {
+        self.limits.grid_stride(n, block)
+    }
 }
 
 /// A label's value as a define: labels write booleans as Rust does, defines as C does.

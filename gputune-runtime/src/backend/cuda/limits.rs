@@ -115,6 +115,21 @@ impl LaunchLimits {
         }
         Ok(())
     }
+
+    /// A one-dimensional launch of `block` threads per block for a grid-stride loop over `n`
+    /// items: one thread per item up to the device's largest grid (the loop covers the rest,
+    /// so any grid is correct), checked like [`LaunchLimits::check`]. What input makers and
+    /// other untuned element-wise kernels launch with; `n` = 0 is an empty launch, refused.
+    pub fn grid_stride(&self, n: usize, block: u32) -> Result<LaunchConfig> {
+        let blocks = u32::try_from(n.div_ceil(block.max(1) as usize)).unwrap_or(u32::MAX);
+        let config = LaunchConfig {
+            grid_dim: (blocks.min(self.max_grid_dim[0]), 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        self.check(&config)?;
+        Ok(config)
+    }
 }
 
 /// Checks a launch of `function` with `config` against the kernel's and the device's limits
@@ -150,6 +165,36 @@ mod tests {
             block_dim: block,
             shared_mem_bytes: shared,
         }
+    }
+
+    #[test]
+    fn a_grid_stride_launch_covers_n_up_to_the_largest_grid_and_is_checked() {
+        let shape = |c: LaunchConfig| (c.grid_dim, c.block_dim, c.shared_mem_bytes);
+        let limits = h100_limits();
+        let fits = |l: &LaunchLimits, n, block| shape(l.grid_stride(n, block).expect("fits"));
+        assert_eq!(fits(&limits, 1000, 256), ((4, 1, 1), (256, 1, 1), 0));
+        assert_eq!(fits(&limits, 256, 256), ((1, 1, 1), (256, 1, 1), 0));
+        let small_grid = LaunchLimits {
+            max_grid_dim: [8, 1, 1],
+            ..limits
+        };
+        assert_eq!(
+            fits(&small_grid, 1 << 20, 128),
+            ((8, 1, 1), (128, 1, 1), 0),
+            "the loop covers what the grid does not"
+        );
+        let refused = |n, block| {
+            limits
+                .grid_stride(n, block)
+                .map(shape)
+                .map_err(|e| e.kind())
+        };
+        assert_eq!(refused(0, 256), Err(ErrorKind::Invalid), "empty");
+        assert_eq!(
+            refused(10, 512),
+            Err(ErrorKind::Invalid),
+            "too many threads"
+        );
     }
 
     #[test]
