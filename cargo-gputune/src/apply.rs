@@ -69,7 +69,7 @@ pub fn apply(
         let Some((_, file, _)) = files.iter_mut().find(|(p, _, _)| p == &path) else {
             continue;
         };
-        file.set(&g.function, &g.ct_workload, &g.arch, &point);
+        file.set(&g.function, &g.ct_workload, &g.arch, &point, None);
         applied += 1;
         let score = winner.score.as_ref().map_or(0.0, |s| s.score);
         out.line(&format!(

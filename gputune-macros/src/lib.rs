@@ -31,6 +31,20 @@
 //! in it (a nested `macro_rules!`) is escaped for you; the function must be reachable as
 //! `::gputune_runtime` (do not rename the dependency).
 //!
+//! # Per-size winners
+//!
+//! `size(Elements = n)` declares which value of the bench's runtime axis `Elements` a call
+//! handles, as an expression of the arguments (`n`, `x.len()`; any integer type). It adds no
+//! parameter. With per-size entries in `gputune.toml` (`cargo gputune apply --per-size`), a
+//! production build evaluates it on every call, before the body, and runs the winner of the
+//! size range the value falls in (see docs/gputune-toml.md):
+//!
+//! ```ignore
+//! #[tune(ipt = [1, 2, 4, 8], tpb = pow2(6..=10), base(ipt = 4, tpb = 256),
+//!        size(Elements = x.len()))]
+//! pub fn scale(x: &CudaSlice<f32>, y: &mut CudaSlice<f32>) -> Result<(), BoxError> { … }
+//! ```
+//!
 //! # Parameters as data
 //!
 //! Next to a free function `name`, `#[tune]` declares `NAME_PARAMS: &[(&str, &str)]` with the
@@ -173,10 +187,20 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
             let body = escape_dollars(quote!(#body));
             let path = format!("/gputune/{name}.rs");
+            // The size is read before the body runs (which may move the arguments); the
+            // dispatch the helper wrote picks the winner of its range. Evaluated even where
+            // no per-size entry is applied, so a wrong expression fails every build alike.
+            let size = spec.size.as_ref().map(|s| {
+                let tokens = &s.tokens;
+                quote! {
+                    let __gputune_size: u64 = ::gputune_runtime::tuned::size_value(&(#tokens));
+                }
+            });
             syn::parse_quote!({
                 macro_rules! __gputune_body {
                     ($__gputune_d:tt; $($__gputune_c:item)*) => {{ $($__gputune_c)* #body }};
                 }
+                #size
                 include!(concat!(env!("OUT_DIR"), #path))
             })
         }

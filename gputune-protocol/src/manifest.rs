@@ -45,6 +45,10 @@ pub struct Function {
     pub compiled: Vec<String>,
     /// Entries applied from `gputune.toml`.
     pub applied: Vec<Applied>,
+    /// The runtime axis the function dispatches per-size winners on (`size(Elements = …)`),
+    /// if it declares one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_axis: Option<String>,
 }
 
 /// One tuned parameter.
@@ -69,8 +73,15 @@ pub struct Param {
 pub struct Applied {
     /// The compile-time workload (`T=f32`, or `*` for any).
     pub workload: String,
-    /// The architecture (`sm_90`, `cpu`).
+    /// The device key: an architecture (`sm_90`, `cpu`) or a device model (`NVIDIA H200`).
+    /// Named `arch` since manifests before `gputune.toml` version 2, where it was always one.
     pub arch: String,
+    /// Whether [`arch`](Self::arch) names a device model rather than an architecture.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub model: bool,
+    /// The sizes the entry holds for, `[first, last]` (inclusive), for a per-size entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<[u64; 2]>,
     /// The label of the applied point.
     pub label: String,
 }

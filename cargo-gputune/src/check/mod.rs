@@ -241,7 +241,9 @@ pub fn applied_scores(ws: &Workspace, groups: &[Group]) -> Result<Vec<Applied>> 
             .get(&g.ct_workload)
             .and_then(|a| a.get(&g.arch))
             .or_else(|| workloads.get(ANY_WORKLOAD).and_then(|a| a.get(&g.arch)));
-        let Some(params) = entry else { continue };
+        let Some(params) = entry.and_then(|e| e.first()).map(|e| &e.params) else {
+            continue;
+        };
         // The label of the applied point, in the order the space declares its parameters.
         let label = g
             .variants

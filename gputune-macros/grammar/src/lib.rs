@@ -31,6 +31,30 @@ pub struct TuneSpec {
     pub requires: Vec<Expr>,
     /// The production default, one value per parameter, in declaration order.
     pub base: Vec<Value>,
+    /// `size(Axis = expr)`: what production builds dispatch per-size winners on, if declared.
+    pub size: Option<SizeSpec>,
+}
+
+/// `size(Elements = n)`: the value of the bench's runtime axis `Elements` that a call of the
+/// function handles, as an expression of its arguments (`n`, `x.len()`). Production builds
+/// evaluate it on every call and run the `gputune.toml` winner of the size range it falls in
+/// (docs/gputune-toml.md). Any integer type; a negative value counts as 0.
+#[derive(Debug, Clone)]
+pub struct SizeSpec {
+    /// The runtime axis, without marks (`Elements`, not `Elements{io}`).
+    pub axis: String,
+    /// The expression as source text (what the build helper and `cargo gputune` record).
+    pub expr: String,
+    /// The expression's tokens, with their spans: the macro evaluates these, so that a
+    /// mistake in them is reported where it was written.
+    pub tokens: proc_macro2::TokenStream,
+}
+
+impl PartialEq for SizeSpec {
+    /// Tokens carry spans, which never compare equal across parses; the text does.
+    fn eq(&self, other: &SizeSpec) -> bool {
+        self.axis == other.axis && self.expr == other.expr
+    }
 }
 
 /// One tuned parameter.

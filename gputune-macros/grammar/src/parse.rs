@@ -8,10 +8,12 @@ use syn::{Token, UnOp};
 
 use crate::expr::{BinaryOp, Expr, UnaryOp};
 use crate::space::Value;
-use crate::{Form, GrammarError, Param, TuneSpec};
+use crate::{Form, GrammarError, Param, SizeSpec, TuneSpec};
 
 const FORMS: &str = "write `name = a..=b`, `name = a..b`, `name = (a..=b).step_by(s)`, `name = pow2(a..=b)` or `name = [v1, v2, …]` (integers, booleans, identifiers or strings)";
-const ITEMS: &str = "expected `name = values`, `require(expr)` or `base(name = value, …)`";
+const ITEMS: &str =
+    "expected `name = values`, `require(expr)`, `base(name = value, …)` or `size(Axis = expr)`";
+const SIZE: &str = "size(…) names the bench's runtime axis and the expression of the function's arguments that holds its value in a call: `size(Elements = n)`, `size(Elements = x.len())`, or `size(\"Elements\" = n)`";
 const REQUIRE: &str = "require(…) allows integer literals, booleans, parameter names, + - * / %, comparisons, &&, ||, !, min(a, b) and max(a, b)";
 
 /// Largest exponent `pow2` accepts: 2^62 still fits an `i64`.
@@ -24,6 +26,7 @@ enum Item {
     Param(syn::Ident, syn::Expr),
     Require(Span, syn::Expr),
     Base(Span, Punctuated<syn::MetaNameValue, Token![,]>),
+    Size(Span, SizeSpec),
 }
 
 fn parse_item(input: ParseStream<'_>) -> syn::Result<Item> {
@@ -35,9 +38,12 @@ fn parse_item(input: ParseStream<'_>) -> syn::Result<Item> {
         let value: syn::Expr = input.parse()?;
         return Ok(Item::Param(ident, value));
     }
-    if input.peek(syn::token::Paren) && (ident == "require" || ident == "base") {
+    if input.peek(syn::token::Paren) && (ident == "require" || ident == "base" || ident == "size") {
         let content;
         syn::parenthesized!(content in input);
+        if ident == "size" {
+            return Ok(Item::Size(ident.span(), parse_size(&content)?));
+        }
         return if ident == "require" {
             Ok(Item::Require(ident.span(), content.parse()?))
         } else {
@@ -48,6 +54,44 @@ fn parse_item(input: ParseStream<'_>) -> syn::Result<Item> {
         };
     }
     Err(syn::Error::new(ident.span(), ITEMS))
+}
+
+/// The inside of `size(…)`: an axis (identifier or string, marks dropped), `=`, an expression.
+fn parse_size(input: ParseStream<'_>) -> syn::Result<SizeSpec> {
+    // Not `input.error`: at the end of the parentheses it would start "unexpected end of input".
+    let bad = || syn::Error::new(input.span(), SIZE);
+    let axis = if input.peek(syn::LitStr) {
+        input.parse::<syn::LitStr>()?.value()
+    } else if input.peek(syn::Ident) {
+        input.parse::<syn::Ident>()?.to_string()
+    } else {
+        return Err(bad());
+    };
+    // `Elements{io}` as a string: the marks are the bench's business, not the size's.
+    let axis = axis
+        .split('{')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    if axis.is_empty() {
+        return Err(bad());
+    }
+    if !input.peek(Token![=]) {
+        return Err(bad());
+    }
+    input.parse::<Token![=]>()?;
+    let tokens: TokenStream = input.parse()?;
+    if tokens.is_empty() {
+        return Err(bad());
+    }
+    syn::parse2::<syn::Expr>(tokens.clone())
+        .map_err(|e| syn::Error::new(e.span(), format!("{e}; {SIZE}")))?;
+    Ok(SizeSpec {
+        axis,
+        expr: tokens.to_string(),
+        tokens,
+    })
 }
 
 fn from_syn(e: syn::Error) -> GrammarError {
@@ -73,6 +117,7 @@ pub fn parse_tokens(tokens: TokenStream) -> Result<TuneSpec, GrammarError> {
     let mut params: Vec<Param> = Vec::new();
     let mut requires: Vec<(Span, syn::Expr)> = Vec::new();
     let mut base: Option<(Span, Punctuated<syn::MetaNameValue, Token![,]>)> = None;
+    let mut size: Option<SizeSpec> = None;
     for item in items {
         match item {
             Item::Param(name, expr) => {
@@ -89,7 +134,14 @@ pub fn parse_tokens(tokens: TokenStream) -> Result<TuneSpec, GrammarError> {
                         format!("duplicate parameter `{n}`: each parameter is declared once"),
                     ));
                 }
-                let (form, values) = values_of(&expr)?;
+                let (form, values) = values_of(&expr).map_err(|mut e| {
+                    // `size = n` reads like the size declaration, which is `size(Axis = n)`.
+                    if n == "size" && e.message.starts_with("unknown form") {
+                        e.message
+                            .push_str(&format!("; to dispatch on a problem size, {SIZE}"));
+                    }
+                    e
+                })?;
                 params.push(Param {
                     name: n,
                     form,
@@ -102,6 +154,12 @@ pub fn parse_tokens(tokens: TokenStream) -> Result<TuneSpec, GrammarError> {
                     return Err(GrammarError::new(span, "`base(…)` is given twice"));
                 }
                 base = Some((span, list));
+            }
+            Item::Size(span, s) => {
+                if size.is_some() {
+                    return Err(GrammarError::new(span, "`size(…)` is given twice"));
+                }
+                size = Some(s);
             }
         }
     }
@@ -196,6 +254,7 @@ pub fn parse_tokens(tokens: TokenStream) -> Result<TuneSpec, GrammarError> {
         params,
         requires: require_exprs,
         base: base_values.into_iter().flatten().collect(),
+        size,
     };
     if let Some((span, _)) = requires.first() {
         if spec.space().is_empty() {
@@ -597,6 +656,43 @@ mod tests {
         assert!(err("ipt 1..=2").starts_with("expected `name = values`"));
         assert!(err("ipt = 1..=2, require(ipt << 1 > 2), base(ipt = 1)")
             .starts_with("require(…) allows"));
+    }
+
+    #[test]
+    fn size_names_an_axis_and_an_expression() {
+        let s = parse_str("ipt = [1, 2], size(Elements = x.len().min(y.len())), base(ipt = 1)")
+            .expect("valid");
+        let size = s.size.as_ref().expect("declared");
+        assert_eq!(size.axis, "Elements");
+        assert_eq!(size.expr, "x . len () . min (y . len ())");
+        // A string names an axis that is not an identifier; marks are dropped.
+        let s =
+            parse_str("size(\"Elements{io}\" = n), ipt = [1, 2], base(ipt = 1)").expect("valid");
+        assert_eq!(s.size.as_ref().map(|z| z.axis.as_str()), Some("Elements"));
+        assert_eq!(s.space().len(), 2, "size adds no parameter");
+        assert!(parse_str("ipt = [1], base(ipt = 1)")
+            .expect("valid")
+            .size
+            .is_none());
+        // A parameter may still be called `size`.
+        let s = parse_str("size = [1, 2], base(size = 1)").expect("valid");
+        assert_eq!(s.params[0].name, "size");
+        assert!(s.size.is_none());
+    }
+
+    #[test]
+    fn malformed_sizes_say_what_is_allowed() {
+        assert!(err("ipt = [1], size(n), base(ipt = 1)").starts_with("size(…) names the bench's"));
+        assert!(err("ipt = [1], size(Elements =), base(ipt = 1)").starts_with("size(…)"));
+        assert!(err("ipt = [1], size(3 = n), base(ipt = 1)").starts_with("size(…)"));
+        assert!(err("ipt = [1], size(\"\" = n), base(ipt = 1)").starts_with("size(…)"));
+        assert!(err("ipt = [1], size(A = n), size(B = m), base(ipt = 1)")
+            .starts_with("`size(…)` is given twice"));
+        let e = err("ipt = [1], size = n, base(ipt = 1)");
+        assert!(
+            e.starts_with("unknown form") && e.contains("size(Elements = n)"),
+            "{e}"
+        );
     }
 
     #[test]

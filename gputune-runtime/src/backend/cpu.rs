@@ -39,7 +39,7 @@ impl CpuBackend {
         let info = DeviceInfo {
             id: 0,
             backend: BackendKind::Cpu,
-            name: cpu_model_name().unwrap_or_else(|| std::env::consts::ARCH.to_string()),
+            name: model_name(),
             sm_version: None,
             sm_count: std::thread::available_parallelism()
                 .ok()
@@ -92,6 +92,13 @@ impl Backend for CpuBackend {
         }
         Ok(start.elapsed().as_secs_f64())
     }
+}
+
+/// The CPU's model name as the store records it (`AMD EPYC 7B13`): `model name` of
+/// `/proc/cpuinfo`, else the target architecture (`x86_64`). Production builds match
+/// `gputune.toml` model keys against it on machines without a GPU.
+pub(crate) fn model_name() -> String {
+    cpu_model_name().unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
 fn cpu_model_name() -> Option<String> {

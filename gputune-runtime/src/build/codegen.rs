@@ -7,7 +7,7 @@
 
 use gputune_grammar::{Point, TuneSpec};
 
-use super::gputune_toml::ANY_WORKLOAD;
+use super::gputune_toml::{AppliedPoint, KeyKind, ANY_WORKLOAD};
 use super::scan::Found;
 
 /// One arm of the dispatch.
@@ -26,8 +26,12 @@ pub struct Arm {
 pub struct PolicyEntry {
     /// The workload key as written in `gputune.toml`.
     pub workload: String,
-    /// The architecture.
-    pub arch: String,
+    /// The device key: a model name or an architecture.
+    pub device: String,
+    /// What [`device`](Self::device) names.
+    pub kind: KeyKind,
+    /// The sizes it holds for, `(first, last)` inclusive; `None`: every size.
+    pub sizes: Option<(u64, u64)>,
     /// Index into the arms.
     pub arm: usize,
 }
@@ -45,16 +49,17 @@ pub struct Dispatch {
 }
 
 impl Dispatch {
-    /// Base, then the `applied` points (`(workload, arch, point)`), then the `selected` ones.
-    pub fn new(f: &Found, applied: &[(String, String, Point)], selected: &[Point]) -> Dispatch {
+    /// Base, then the `applied` points, then the `selected` ones. Applied entries naming the
+    /// same point share one arm: only distinct winners are compiled in.
+    pub fn new(f: &Found, applied: &[AppliedPoint], selected: &[Point]) -> Dispatch {
         let mut arms = vec![Arm {
             label: "base".into(),
             point: f.spec.base_point(),
             cfg: None,
         }];
         let mut policy = Vec::new();
-        for (workload, arch, point) in applied {
-            let label = point.label();
+        for a in applied {
+            let (label, point) = (a.point.label(), &a.point);
             let arm = match arms.iter().position(|a| a.label == label) {
                 Some(i) => i,
                 None => {
@@ -67,8 +72,10 @@ impl Dispatch {
                 }
             };
             policy.push(PolicyEntry {
-                workload: workload.clone(),
-                arch: arch.clone(),
+                workload: a.workload.clone(),
+                device: a.device.clone(),
+                kind: a.kind,
+                sizes: a.size.as_ref().map(|r| (r.first(), r.last())),
                 arm,
             });
         }
@@ -179,8 +186,9 @@ pub fn source(f: &Found, dispatch: &mut Dispatch) -> String {
     }
     select.push_str(&format!("{{ {other} }}"));
 
-    // Specific workloads first, so they win over `*` entries for the same architecture.
-    let mut entries: Vec<(usize, &str, usize)> = Vec::new();
+    // Specific workloads first, so they win over `*` entries for the same device key; the
+    // run time tries model keys before architecture keys whatever their order here.
+    let mut entries: Vec<(usize, &PolicyEntry)> = Vec::new();
     for e in dispatch
         .policy
         .iter()
@@ -190,7 +198,7 @@ pub fn source(f: &Found, dispatch: &mut Dispatch) -> String {
             .iter()
             .position(|k| *k == e.workload)
             .unwrap_or(other);
-        entries.push((w, &e.arch, e.arm));
+        entries.push((w, e));
     }
     for e in dispatch
         .policy
@@ -198,17 +206,34 @@ pub fn source(f: &Found, dispatch: &mut Dispatch) -> String {
         .filter(|e| e.workload == ANY_WORKLOAD)
     {
         for w in 0..=other {
-            entries.push((w, &e.arch, e.arm));
+            entries.push((w, e));
         }
     }
+    let sized = dispatch.policy.iter().any(|e| e.sizes.is_some());
     let policy: String = entries
         .iter()
-        .map(|(w, arch, arm)| {
+        .map(|(w, e)| {
+            let key = match e.kind {
+                KeyKind::Model => "Model",
+                KeyKind::Arch => "Arch",
+            };
+            let (first, last) = e.sizes.unwrap_or((0, u64::MAX));
             format!(
-                "::gputune_runtime::tuned::Entry {{ workload: {w}, arch: {arch:?}, arm: {arm} }}, "
+                "::gputune_runtime::tuned::Entry {{ workload: {w}, key: \
+                 ::gputune_runtime::tuned::Key::{key}, device: {device:?}, first: {first}, \
+                 last: {last}, arm: {arm} }}, ",
+                device = e.device,
+                arm = e.arm,
             )
         })
         .collect();
+    // A function with per-size entries reads its size (`size(Axis = expr)`, evaluated by the
+    // macro before this code) on every call.
+    let arm = if sized {
+        "__GPUTUNE_CACHE.arm_at(&__GPUTUNE_TABLE, __gputune_workload, __gputune_size)"
+    } else {
+        "__GPUTUNE_CACHE.arm(&__GPUTUNE_TABLE, __gputune_workload)"
+    };
     let labels: String = dispatch
         .arms
         .iter()
@@ -233,7 +258,7 @@ pub fn source(f: &Found, dispatch: &mut Dispatch) -> String {
     }};
     static __GPUTUNE_CACHE: ::gputune_runtime::tuned::Cache<{slots}> = ::gputune_runtime::tuned::Cache::new();
     let __gputune_workload: usize = {select};
-    match __GPUTUNE_CACHE.arm(&__GPUTUNE_TABLE, __gputune_workload) {{
+    match {arm} {{
 {arms}        _ => {base},
     }}
 }}
@@ -277,13 +302,24 @@ mod tests {
         assert!(!src.contains("match"));
     }
 
+    fn applied(workload: &str, device: &str, point: &Point) -> AppliedPoint {
+        AppliedPoint {
+            workload: workload.into(),
+            device: device.into(),
+            kind: KeyKind::of(device),
+            size: None,
+            point: point.clone(),
+            measured_on: None,
+        }
+    }
+
     #[test]
     fn applied_and_selected_arms() {
         let f = found();
         let space = f.spec.space();
         let applied = vec![
-            ("T=f32".to_string(), "sm_90".to_string(), space[3].clone()),
-            ("*".to_string(), "cpu".to_string(), space[0].clone()),
+            applied("T=f32", "sm_90", &space[3]),
+            applied("*", "cpu", &space[0]),
         ];
         let selected = vec![space[3].clone(), space[5].clone()];
         let mut d = Dispatch::new(&f, &applied, &selected);
@@ -307,7 +343,17 @@ mod tests {
             "{src}"
         );
         assert!(src.contains("Cache<2>"));
-        assert!(src.contains("Entry { workload: 0, arch: \"sm_90\", arm: 1 }, ::gputune_runtime::tuned::Entry { workload: 0, arch: \"cpu\", arm: 2 }, ::gputune_runtime::tuned::Entry { workload: 1, arch: \"cpu\", arm: 2 }"), "{src}");
+        let key = "::gputune_runtime::tuned::Key::Arch";
+        let all = format!("first: 0, last: {}", u64::MAX);
+        assert!(
+            src.contains(&format!(
+                "Entry {{ workload: 0, key: {key}, device: \"sm_90\", {all}, arm: 1 }}, \
+                 ::gputune_runtime::tuned::Entry {{ workload: 0, key: {key}, device: \"cpu\", {all}, arm: 2 }}, \
+                 ::gputune_runtime::tuned::Entry {{ workload: 1, key: {key}, device: \"cpu\", {all}, arm: 2 }}"
+            )),
+            "{src}"
+        );
+        assert!(src.contains("__GPUTUNE_CACHE.arm(&__GPUTUNE_TABLE, __gputune_workload)"));
         assert!(src
             .contains("#[cfg(gputune_variant = \"f.ipt_2.fast_true.load_ldca\")]\n        3 => "));
         assert!(d.warnings.is_empty());
@@ -316,14 +362,46 @@ mod tests {
     #[test]
     fn a_workload_axis_that_is_not_a_generic_is_a_warning() {
         let f = found();
-        let applied = vec![(
-            "U=f64".to_string(),
-            "cpu".to_string(),
-            f.spec.space()[1].clone(),
-        )];
+        let applied = vec![applied("U=f64", "cpu", &f.spec.space()[1])];
         let mut d = Dispatch::new(&f, &applied, &[]);
         let src = source(&f, &mut d);
         assert!(src.contains("if true { 0 }"));
         assert!(d.warnings[0].contains("`U` is not a generic parameter"));
+    }
+
+    #[test]
+    fn per_size_and_model_entries_share_arms_and_dispatch_on_the_size() {
+        let f = found();
+        let space = f.spec.space();
+        let range = |from, below| {
+            Some(crate::build::gputune_toml::SizeRange {
+                axis: "Elements".into(),
+                from,
+                below,
+            })
+        };
+        let mut small = applied("*", "NVIDIA H200", &space[1]);
+        small.size = range(None, Some(4096));
+        let mut large = applied("*", "NVIDIA H200", &space[2]);
+        large.size = range(Some(4096), None);
+        // The architecture's winner is the large sizes' point: one arm for both.
+        let arch = applied("*", "sm_90", &space[2]);
+        let mut d = Dispatch::new(&f, &[small, large, arch], &[]);
+        assert_eq!(d.arms.len(), 3, "base and two distinct winners");
+        let src = source(&f, &mut d);
+        assert!(
+            src.contains(
+                "key: ::gputune_runtime::tuned::Key::Model, device: \"NVIDIA H200\", first: 0, \
+                 last: 4095, arm: 1 }"
+            ),
+            "{src}"
+        );
+        assert!(src.contains(&format!(
+            "device: \"NVIDIA H200\", first: 4096, last: {}, arm: 2 }}",
+            u64::MAX
+        )));
+        assert!(src.contains(
+            "__GPUTUNE_CACHE.arm_at(&__GPUTUNE_TABLE, __gputune_workload, __gputune_size)"
+        ));
     }
 }

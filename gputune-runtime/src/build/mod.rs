@@ -187,7 +187,7 @@ pub fn generate_from(inputs: &Inputs) -> Result<Generated, BuildError> {
     for f in &functions {
         let space = f.spec.space();
         all_labels.extend(space.iter().map(|p| format!("{}.{}", f.name, p.label())));
-        let applied = toml.points(&f.name, &f.spec)?;
+        let applied = toml.entries(&f.name, &f.spec)?;
         let chosen = selected.get(&f.name).map(Vec::as_slice).unwrap_or_default();
         let mut dispatch = Dispatch::new(f, &applied, chosen);
         let source = codegen::source(f, &mut dispatch);
@@ -230,10 +230,13 @@ pub fn generate_from(inputs: &Inputs) -> Result<Generated, BuildError> {
                 .iter()
                 .map(|e| Applied {
                     workload: e.workload.clone(),
-                    arch: e.arch.clone(),
+                    arch: e.device.clone(),
+                    model: e.kind == gputune_toml::KeyKind::Model,
+                    sizes: e.sizes.map(|(first, last)| [first, last]),
                     label: dispatch.arms[e.arm].label.clone(),
                 })
                 .collect(),
+            size_axis: f.spec.size.as_ref().map(|s| s.axis.clone()),
         });
     }
     let values: Vec<String> = all_labels.iter().map(|l| format!("{l:?}")).collect();
@@ -301,3 +304,6 @@ pub fn main() {
         std::process::exit(1);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -203,6 +203,9 @@ fn measure(
     axis_values: Vec<(String, AxisValue)>,
 ) -> Outcome {
     let tunes = pass.bench.tunes.as_deref();
+    if let Some(function) = tunes {
+        variant::begin_state(function, pass.variant);
+    }
     let mut state = State::new(axis_values, backend, exec, tunes, &pass.bench.name);
     crate::launched::begin_state();
     if let Err(e) = function(&mut state) {

@@ -22,6 +22,14 @@ pub(super) fn request<'a>(bench: &Bench, variant: Option<&'a str>) -> Option<&'a
     Some(label)
 }
 
+/// Before each state of a production run (no variant), makes `function` resolve anew, so
+/// that a per-size choice is reported (`tuned::resolved`) for the state's own size.
+pub(super) fn begin_state(function: &str, requested: Option<&str>) {
+    if requested.is_none() {
+        crate::tuned::refresh(function);
+    }
+}
+
 /// `ipt_8.tpb_128` from `--variant scale.ipt_8.tpb_128` or `--variant ipt_8.tpb_128`.
 fn label<'a>(variant: &'a str, function: &str) -> &'a str {
     variant

@@ -98,14 +98,15 @@ pub(super) fn device_info(ordinal: u32, raw: &RawAttributes) -> DeviceInfo {
     }
 }
 
-/// `sm_XY` of the current context's device, or of device 0 when no context is current;
-/// `None` without a usable driver. Picks applied `gputune.toml` entries in production.
-pub(crate) fn current_arch() -> Option<String> {
+/// The model name (as the store records it: `NVIDIA H200`) and `sm_XY` of the current
+/// context's device, or of device 0 when no context is current; `None` without a usable
+/// driver. Picks applied `gputune.toml` entries in production.
+pub(crate) fn current_device() -> Option<(String, String)> {
     // SAFETY: only tries to dlopen the candidate library names; nothing is called.
     if !unsafe { sys::is_culib_present() } {
         return None;
     }
-    quietly(|| -> std::result::Result<String, DriverError> {
+    quietly(|| -> std::result::Result<(String, String), DriverError> {
         if driver_version()? < MIN_DRIVER_VERSION {
             return Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_SUPPORTED));
         }
@@ -131,7 +132,14 @@ pub(crate) fn current_arch() -> Option<String> {
         use sys::CUdevice_attribute as A;
         let major = attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-        Ok(format!("sm_{major}{minor}"))
+        // The name exactly as `device_info` makes it for the store, so that the model key
+        // `apply` writes is the one found here.
+        let raw = RawAttributes {
+            name: driver::device::get_name(device).ok(),
+            ..RawAttributes::default()
+        };
+        let name = device_info(0, &raw).name;
+        Ok((name, format!("sm_{major}{minor}")))
     })
     .ok()?
     .ok()

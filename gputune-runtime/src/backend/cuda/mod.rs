@@ -50,7 +50,7 @@ pub use precompile::precompile_once;
 pub use program::{Program, DEFAULT_STD};
 pub use timing::{CudaBackend, DEFAULT_BLOCKING_TIMEOUT};
 
-pub(crate) use device::current_arch;
+pub(crate) use device::current_device;
 pub(crate) use errors::describe;
 pub(crate) use module::load_module;
 pub(crate) use precompile::compile_threads;
