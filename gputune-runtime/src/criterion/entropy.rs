@@ -7,12 +7,24 @@ const WINDOW: usize = 299;
 
 /// nvbench's entropy criterion: stop when new samples stop adding information.
 ///
-/// Sample values are counted exactly (no binning). After each sample the entropy of their
-/// frequency distribution, `H = log2(n) − (Σ c·log2 c)/n` (clamped at 0), is appended to a
-/// window of the last 299 values, and a least-squares line is fitted to `H` against its
-/// index in that window. Every second sample, the criterion stops when the line's angle
-/// `atan(slope)` in degrees is at most `max_angle` (0.048) and its R² is at least `min_r2`
-/// (0.36). Both the entropy and the line are updated incrementally: O(1) per sample.
+/// This is nvbench's `entropy_criterion.cxx` as of 2026. Sample values are counted exactly (no
+/// binning). After each sample the entropy of their frequency distribution,
+/// `H = log2(n) − (Σ c·log2 c)/n` (clamped at 0), is appended to a window of the last 299
+/// values, and a least-squares line is fitted to `H` against its index in that window. When
+/// the sample count is even and the window holds two values or more, the criterion stops once
+/// the line's angle `atan(slope)` in degrees is at most `max_angle` (0.048) and its R² is at
+/// least `min_r2` (0.36). `Σ c·log2 c` is updated as nvbench updates it; the line in O(1) per
+/// sample.
+///
+/// One deliberate difference: R² is exact. nvbench fits the line from raw sums (Σy², Σxy…)
+/// and takes R² = 1 for any window whose `Σ(y − ȳ)²`, so computed, is under 1e-9. On a window
+/// that is flat but not constant (an exactly periodic stream such as two values in turn,
+/// whose H swings by a few 1e-6 bits around a constant) that cutoff, and just above it
+/// rounding noise, decides, and nvbench stops; the line explains almost none of the swing
+/// (R² ≈ 0.1) and gputune does not. Such a stream runs to the timeout under `entropy` alone;
+/// `entropy-or-stdrel`, a search's default, stops it through stdrel. The sums here are kept
+/// relative to a value of the window, so a constant window has R² = 1 exactly and any other
+/// its true R²; one distinct value has H = 0 exactly, not log2(n) − n·log2(n)/n's rounding.
 #[derive(Debug, Clone)]
 pub struct Entropy {
     max_angle: f64,
@@ -52,16 +64,24 @@ impl Entropy {
     pub fn trend(&self) -> Option<(f64, f64)> {
         self.trend
             .fit()
-            .map(|(slope, r2)| (slope.atan().to_degrees(), r2))
+            .map(|(slope, r2)| (slope_to_degrees(slope), r2))
     }
 }
 
-fn c_log_c(c: u64) -> f64 {
-    if c == 0 {
-        0.0
-    } else {
-        c as f64 * (c as f64).log2()
+/// How much `Σ c·log2 c` grows when one count goes from `old` to `old + 1`, in nvbench's
+/// arithmetic: `new·log2(1 + 1/old) + log2(old)`, which is `new·log2(new) − old·log2(old)`.
+fn c_log_c_step(old: u64) -> f64 {
+    let new = (old + 1) as f64;
+    if old == 0 {
+        return new * new.log2();
     }
+    let old = old as f64;
+    new * (1.0 + 1.0 / old).log2() + old.log2()
+}
+
+/// A slope as an angle in degrees, as nvbench converts it (`atan2(slope, 1)·180/π`).
+fn slope_to_degrees(slope: f64) -> f64 {
+    slope.atan2(1.0) * 180.0 / std::f64::consts::PI
 }
 
 impl StoppingCriterion for Entropy {
@@ -84,18 +104,23 @@ impl StoppingCriterion for Entropy {
         self.samples += 1;
         // +0.0 folds -0.0 into 0.0 so equal values share one key.
         let count = self.counts.entry((seconds + 0.0).to_bits()).or_insert(0);
-        self.sum_c_log_c += c_log_c(*count + 1) - c_log_c(*count);
+        self.sum_c_log_c += c_log_c_step(*count);
         *count += 1;
         let h = self.entropy();
         self.trend.push(h);
     }
 
     fn is_finished(&self) -> bool {
+        // nvbench checks only even sample counts, to halve the cost of the check.
         if self.samples % 2 != 0 {
             return false;
         }
+        // `trend` is `None` below two values of H. H is always finite, so the slope and R² are
+        // too; nvbench checks that they are, and so does this, at no cost.
         match self.trend() {
-            Some((angle, r2)) => angle <= self.max_angle && r2 >= self.min_r2,
+            Some((angle, r2)) => {
+                angle.is_finite() && angle <= self.max_angle && r2.is_finite() && r2 >= self.min_r2
+            }
             None => false,
         }
     }

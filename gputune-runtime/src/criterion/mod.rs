@@ -3,8 +3,11 @@
 //! A criterion sees each cold GPU time (in seconds) as it is measured and says when to stop.
 //! The measurement loop wraps every criterion in the same outer rules — at least
 //! `min-samples` samples, at most `timeout` seconds of wall time — so a criterion only
-//! decides whether its own statistic has settled. The built-in criteria follow nvbench;
-//! their defaults are nvbench's and listed on [`CriterionParams`].
+//! decides whether its own statistic has settled. The built-in criteria follow nvbench's
+//! current sources (`nvbench/detail/stdrel_criterion.cxx` and `entropy_criterion.cxx`) rule
+//! for rule, nvbench's own criterion tests included; their defaults are nvbench's and listed
+//! on [`CriterionParams`]. The one deliberate difference, entropy's exact R², is described on
+//! [`Entropy`].
 //!
 //! Custom criteria implement [`StoppingCriterion`] and are registered by name on
 //! [`Criteria`]; the bench CLI's `--stopping-criterion NAME` then selects them:
@@ -35,6 +38,10 @@
 
 mod either;
 mod entropy;
+#[cfg(test)]
+mod nvbench_tests;
+#[cfg(test)]
+mod reference_tests;
 mod sample_count;
 mod stdrel;
 
@@ -65,8 +72,8 @@ pub struct CriterionParams {
     /// stdrel: stop once the relative standard deviation is below this fraction
     /// (`--max-noise` takes percent). Default 0.005 (0.5 %).
     pub max_noise: f64,
-    /// stdrel: keep sampling while the total GPU time is at most this many seconds.
-    /// Default 0.5 s.
+    /// stdrel: keep sampling while the total GPU time (mean × n) is at most this many
+    /// seconds; 64 invalid noise estimates in a row stop stdrel even so. Default 0.5 s.
     pub min_time: f64,
     /// entropy: largest angle, in degrees, of the entropy trend line. Default 0.048.
     pub max_angle: f64,
