@@ -412,6 +412,21 @@ pub struct ApplyArgs {
     /// Show the change without writing it.
     #[arg(long)]
     pub dry_run: bool,
+    /// Key each winner by the architecture (`sm_90`, `cpu`), the fallback of every model
+    /// without its own entry, instead of by the device model the store recorded
+    /// (`NVIDIA H200`).
+    #[arg(long)]
+    pub arch_only: bool,
+    /// Where the best variant differs between the measured sizes beyond noise and the
+    /// significance rule, write one winner per size range (boundaries at the geometric
+    /// midpoints between measured sizes); production builds pick by the function's
+    /// `size(Axis = expr)` at run time.
+    #[arg(long)]
+    pub per_size: bool,
+    /// The runtime axis whose values are the sizes (`Elements`); default: the axis the
+    /// function's `size(…)` names, which it must be.
+    #[arg(long, value_name = "AXIS", requires = "per_size")]
+    pub size_axis: Option<String>,
 }
 
 /// `check`.

@@ -441,7 +441,13 @@ fn apply_command(
     out: &mut Output,
 ) -> Result<i32> {
     let (store, groups) = workspace_results(ws, args)?;
-    let n = apply::apply(ws, &groups, &store, a.dry_run, out)?;
+    let options = apply::Options {
+        dry_run: a.dry_run,
+        arch_only: a.arch_only,
+        per_size: a.per_size,
+        size_axis: a.size_axis.clone(),
+    };
+    let n = apply::apply(ws, &groups, &store, &options, out)?;
     out.status(&format!(
         "{n} winner(s) {}",
         if a.dry_run {

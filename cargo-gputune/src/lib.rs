@@ -23,6 +23,7 @@ pub mod lock;
 mod measured;
 pub mod merge;
 pub mod output;
+pub mod per_size;
 pub mod plot;
 pub mod present;
 mod probed;

@@ -79,6 +79,22 @@ pub fn device(identity: &str, arch: &str) -> String {
     format!("{name} ({})", facts.join(", "))
 }
 
+/// The model part of a device identity (`NVIDIA H200` of `NVIDIA H200|sm_90|sms=132|…`), as
+/// `gputune.toml` model keys name it and production builds find it; an identity of another
+/// form is its own model.
+pub fn model(identity: &str) -> &str {
+    let mut parts = identity.rsplitn(5, '|');
+    let tail: Vec<&str> = parts.by_ref().take(4).collect();
+    match (parts.next(), tail.as_slice()) {
+        (Some(name), [ecc, bus, sms, _arch])
+            if ecc.starts_with("ecc=") && bus.starts_with("bus=") && sms.starts_with("sms=") =>
+        {
+            name
+        }
+        _ => identity,
+    }
+}
+
 /// A group's device as people read it: `NVIDIA H200 (sm_90, 132 SMs, ECC on)`.
 pub fn device_name(g: &Group) -> String {
     device(&g.device, &g.arch)
@@ -211,6 +227,21 @@ mod tests {
         assert_eq!(registers(&[k(40, 0), k(32, 16)]), "40/32");
         assert_eq!(local_memory(&[k(40, 0), k(32, 16)]), "0/16");
         assert_eq!(registers(&[]), "");
+    }
+
+    #[test]
+    fn the_model_is_the_identity_s_name() {
+        assert_eq!(
+            model("NVIDIA H200|sm_90|sms=132|bus=6144|ecc=true"),
+            "NVIDIA H200"
+        );
+        assert_eq!(
+            model("AMD EPYC 7B13|cpu|sms=2|bus=null|ecc=null"),
+            "AMD EPYC 7B13"
+        );
+        // A name holding `|` keeps it; another form is its own model.
+        assert_eq!(model("A|B|sm_90|sms=1|bus=2|ecc=false"), "A|B");
+        assert_eq!(model("CPU|cpu"), "CPU|cpu");
     }
 
     #[test]

@@ -1,5 +1,16 @@
 //! `apply`: the significant, verified winners into each package's `gputune.toml`, keeping the
 //! entries it does not replace.
+//!
+//! Each winner is keyed by the device model it was measured on (`NVIDIA H200`, as the store
+//! records it), so that an H100's and an H200's winners live side by side; `--arch-only`
+//! keys it by the architecture instead (`sm_90`, the fallback of every model without its own
+//! entry), noting the model in `measured-on`. With `--per-size`, a group whose best variant
+//! differs between sizes beyond noise gets one winner per size range ([`crate::per_size`]).
+//! A model's entry is only ever replaced from that model's measurements.
+
+mod plan;
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 
@@ -11,24 +22,32 @@ use crate::output::Output;
 use crate::results::Group;
 use crate::store::Store;
 
-/// Applies the winners of `groups`; with `dry_run`, prints the new files instead.
+pub use plan::{plan, Planned};
+
+/// How `apply` keys and splits the winners.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Show the change without writing it.
+    pub dry_run: bool,
+    /// Key winners by architecture (`sm_90`), not by device model.
+    pub arch_only: bool,
+    /// One winner per size range where the best variant differs by size.
+    pub per_size: bool,
+    /// The runtime axis the sizes are read from; default: the function's `size(Axis = …)`.
+    pub size_axis: Option<String>,
+}
+
+/// Applies the winners of `groups`; with `options.dry_run`, prints the new files instead.
 pub fn apply(
     ws: &Workspace,
     groups: &[Group],
     store: &Store,
-    dry_run: bool,
+    options: &Options,
     out: &mut Output,
 ) -> Result<usize> {
     let mut files: Vec<(PathBuf, GputuneToml, bool)> = Vec::new();
     let mut applied = 0;
     for g in groups {
-        let Some(winner) = g.winner() else {
-            out.status(&format!(
-                "No significant, verified winner for {}.{} [{}] on {}; nothing applied",
-                g.bench, g.function, g.ct_workload, g.arch
-            ));
-            continue;
-        };
         let Some((_, attribute)) = store.space(&g.package, &g.function)? else {
             continue;
         };
@@ -38,13 +57,6 @@ pub fn apply(
                 g.function
             )
         })?;
-        let Some(point) = spec
-            .space()
-            .into_iter()
-            .find(|p| p.label() == winner.variant)
-        else {
-            continue;
-        };
         let Some(pkg) = ws
             .metadata
             .workspace_packages()
@@ -61,7 +73,10 @@ pub fn apply(
         let path = dir.join(FILE_NAME);
         if !files.iter().any(|(p, _, _)| p == &path) {
             let (file, existed) = match std::fs::read_to_string(&path) {
-                Ok(text) => (GputuneToml::parse(&text)?, true),
+                Ok(text) => (
+                    GputuneToml::parse(&text).with_context(|| path.display().to_string())?,
+                    true,
+                ),
                 Err(_) => (GputuneToml::default(), false),
             };
             files.push((path.clone(), file, existed));
@@ -69,17 +84,25 @@ pub fn apply(
         let Some((_, file, _)) = files.iter_mut().find(|(p, _, _)| p == &path) else {
             continue;
         };
-        file.set(&g.function, &g.ct_workload, &g.arch, &point, None);
+        let planned = plan(g, &spec, options)?;
+        for note in &planned.notes {
+            out.status(note);
+        }
+        let Some(entries) = planned.entries else {
+            continue;
+        };
+        for note in plan::write(file, g, &planned.key, entries, options.arch_only) {
+            out.status(&note);
+        }
+        // What the build would refuse, apply does not write.
+        file.entries(&g.function, &spec)
+            .with_context(|| format!("the new {} would not build", path.display()))?;
         applied += 1;
-        let score = winner.score.as_ref().map_or(0.0, |s| s.score);
-        out.line(&format!(
-            "{}.{} [{}] on {}: {} (score {score:.4})",
-            g.bench, g.function, g.ct_workload, g.arch, winner.variant
-        ));
+        out.line(&planned.line);
     }
     for (path, file, existed) in files {
         let text = file.to_text();
-        if dry_run {
+        if options.dry_run {
             out.line(&format!(
                 "--- {} (dry run, not written)\n{text}",
                 path.display()
