@@ -381,6 +381,11 @@ pub struct ReportArgs {
     /// Show measured / space size per compile-time workload instead.
     #[arg(long)]
     pub coverage: bool,
+    /// Show instead, per function and compile-time workload measured at several runtime
+    /// workloads, what the single winner costs against each workload's best variant (as a
+    /// speedup, with significance): whether `apply --per-size` is worth it.
+    #[arg(long, conflicts_with = "coverage")]
+    pub per_size: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,

@@ -289,6 +289,8 @@ fn report_command(
     }
     if r.coverage {
         print!("{}", report::coverage(&groups, &store, r.format)?);
+    } else if r.per_size {
+        print!("{}", crate::per_size::report::render(&groups, r.format));
     } else {
         print!("{}", report::render(&groups, r.top, r.format));
     }

@@ -7,6 +7,8 @@
 //! larger than the noise within one; so two variants are compared through their times
 //! relative to base measured in their own process (the control), as their scores are.
 
+pub mod report;
+
 use gputune_protocol::Status;
 
 use crate::results::{self, median, Group};

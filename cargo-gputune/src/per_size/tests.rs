@@ -123,3 +123,39 @@ fn where_nothing_beats_base_base_is_the_size_s_winner() {
         ]
     );
 }
+
+#[test]
+fn the_report_shows_what_one_winner_costs_per_workload() {
+    use crate::report::Format;
+    let g = group();
+    let text = report::render(std::slice::from_ref(&g), Format::Table);
+    assert!(
+        text.contains(
+            "single winner a_1; per workload 2 distinct winners (a_1, a_2), up to 1.500x"
+        ),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("Elements{io}=2^28"))
+        .expect("a row per workload");
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(cells[3], "a_2", "{line}");
+    assert_eq!(&cells[cells.len() - 3..], ["1.500x", "+", "a_2"], "{line}");
+    let json: serde_json::Value =
+        serde_json::from_str(&report::render(std::slice::from_ref(&g), Format::Json))
+            .expect("JSON");
+    let w = &json["groups"][0]["workloads"];
+    assert_eq!(w.as_array().map(Vec::len), Some(4));
+    assert_eq!(w[0]["runs"], "a_1");
+    assert_eq!(w[3]["best"], "a_2");
+    assert_eq!(w[3]["significant"], true);
+    assert!(report::render(std::slice::from_ref(&g), Format::Markdown)
+        .contains("| Elements{io}=2^16 |"));
+    // One workload: nothing to choose.
+    let one = groups(
+        vec![row("base", 20, 1.0, 1.0), row("a_1", 20, 0.5, 1.0)],
+        false,
+    );
+    assert!(report::render(&one, Format::Table).contains("1 group measured one runtime workload"));
+}
