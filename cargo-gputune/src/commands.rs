@@ -463,7 +463,7 @@ fn apply_command(
 
 /// `check`: the CI gate against a baseline and a minimum score.
 fn check_command(ws: &Workspace, args: &crate::cargo::Options, c: &cli::CheckArgs) -> Result<i32> {
-    let (_, groups) = workspace_results(ws, args)?;
+    let (store, groups) = workspace_results(ws, args)?;
     let comparisons = match &c.baseline {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -486,7 +486,7 @@ fn check_command(ws: &Workspace, args: &crate::cargo::Options, c: &cli::CheckArg
     }
     let outcome = check::Outcome {
         baseline: comparisons,
-        applied: check::applied_scores(ws, &groups)?,
+        applied: check::applied_scores(ws, &groups, &store)?,
         min_score: c.min_score,
         threshold: c.threshold,
     };

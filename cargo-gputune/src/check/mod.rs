@@ -14,16 +14,19 @@
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Context, Result};
-use gputune_protocol::gputune_toml::{GputuneToml, ANY_WORKLOAD, FILE_NAME};
+use gputune_protocol::gputune_toml::{params_of, GputuneToml, Params, FILE_NAME};
 use gputune_protocol::Status;
 use serde_json::Value;
 
 use crate::cargo::Workspace;
 use crate::results::Group;
+use crate::store::Store;
 
 pub mod json;
 pub mod junit;
 pub mod markdown;
+#[cfg(test)]
+mod per_model_tests;
 
 /// One compared workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,7 +96,7 @@ fn group_name(package: &str, bench: &str, function: &str, ct: &str, device: &str
 
 /// Compares the current `groups` with `baseline` (report JSON). A baseline group matches a
 /// current one of the same package, bench, tuned function, compile-time workload and device
-/// identity: times of another GPU model mean nothing here.
+/// identity, else device model: times of another GPU model mean nothing here.
 pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<BaselineComparison> {
     let Some(base_groups) = baseline["groups"].as_array() else {
         bail!("the baseline is not a `cargo gputune report --format json` export (no `groups`)");
@@ -107,13 +110,26 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Bas
     };
     for bg in base_groups {
         let field = |k: &str| bg[k].as_str().unwrap_or("?").to_string();
-        let Some(g) = groups.iter().find(|g| {
+        // The same device identity, else another device of the same model (the identity
+        // also holds the ECC state and the bus width, which a driver update or a BIOS setting
+        // may change): times compare per model, never across models.
+        let same = |g: &&Group| {
             bg["package"] == g.package.as_str()
                 && bg["bench"] == g.bench.as_str()
                 && bg["function"] == g.function.as_str()
                 && bg["ct_workload"] == g.ct_workload.as_str()
-                && bg["device"] == g.device.as_str()
-        }) else {
+        };
+        let baseline_device = bg["device"].as_str().unwrap_or_default();
+        let Some(g) = groups
+            .iter()
+            .filter(same)
+            .find(|g| g.device == baseline_device)
+            .or_else(|| {
+                groups.iter().filter(same).find(|g| {
+                    crate::present::model(&g.device) == crate::present::model(baseline_device)
+                })
+            })
+        else {
             out.unmatched.push(group_name(
                 &field("package"),
                 &field("bench"),
@@ -193,11 +209,12 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Bas
     Ok(out)
 }
 
-/// An applied variant (a gputune.toml entry for its group's architecture) and its current
-/// score.
+/// An applied variant (the gputune.toml entry its group's device runs: its model's, else its
+/// architecture's) and its current score.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Applied {
-    /// `bench.function [ct] on ARCH`.
+    /// `bench.function [ct] on KEY`, and the size range of a per-size entry
+    /// (`… on NVIDIA H200, Elements 4096..`).
     pub workload: String,
     /// The applied point's label, or `(applied point not measured)`.
     pub variant: String,
@@ -205,8 +222,10 @@ pub struct Applied {
     pub score: Option<f64>,
 }
 
-/// The applied variants of `groups` and their current scores.
-pub fn applied_scores(ws: &Workspace, groups: &[Group]) -> Result<Vec<Applied>> {
+/// The applied variants of `groups` and their current scores: per group, the entry its device
+/// runs (model key, else architecture key, as production builds choose), scored on the
+/// group's workloads; a per-size entry's each range on the workloads whose size it holds.
+pub fn applied_scores(ws: &Workspace, groups: &[Group], store: &Store) -> Result<Vec<Applied>> {
     let mut files: BTreeMap<String, Option<GputuneToml>> = BTreeMap::new();
     let mut out = Vec::new();
     for g in groups {
@@ -233,52 +252,87 @@ pub fn applied_scores(ws: &Workspace, groups: &[Group]) -> Result<Vec<Applied>> 
                 f
             }
         };
-        let Some(file) = file else { continue };
-        let Some(workloads) = file.functions.get(&g.function) else {
-            continue;
-        };
-        let entry = workloads
-            .get(&g.ct_workload)
-            .and_then(|a| a.get(&g.arch))
-            .or_else(|| workloads.get(ANY_WORKLOAD).and_then(|a| a.get(&g.arch)));
-        let Some(params) = entry.and_then(|e| e.first()).map(|e| &e.params) else {
-            continue;
-        };
-        // The label of the applied point, in the order the space declares its parameters.
-        let label = g
-            .variants
-            .keys()
-            .find(|l| {
-                l.split('.').all(|part| {
-                    part.split_once('_').is_some_and(|(n, v)| {
-                        params
-                            .get(n)
-                            .is_some_and(|pv| pv.to_string().trim_matches('"') == v)
-                    })
-                }) && l.split('.').count() == params.len()
-            })
-            .cloned();
-        let name = format!(
-            "{}.{} [{}] on {}",
-            g.bench, g.function, g.ct_workload, g.arch
-        );
-        match label {
-            Some(l) => {
-                let score = crate::results::score_of(g.base(), &g.variants[&l]).map(|s| s.score);
-                out.push(Applied {
-                    workload: name,
-                    variant: l,
-                    score,
-                });
-            }
-            None => out.push(Applied {
-                workload: name,
-                variant: "(applied point not measured)".into(),
-                score: None,
-            }),
+        if let Some(file) = file {
+            // The base point's parameters: a size range where base won applies base.
+            let base = store
+                .space(&g.package, &g.function)?
+                .and_then(|(_, attribute)| gputune_grammar::parse_str(&attribute).ok())
+                .map(|spec| params_of(&spec.base_point()));
+            out.extend(applied_in(&file, g, base.as_ref()));
         }
     }
     Ok(out)
+}
+
+/// The applied entries of `file` that `g`'s device runs, scored on `g`; `base` is the base
+/// point's parameters, where known.
+pub fn applied_in(file: &GputuneToml, g: &Group, base: Option<&Params>) -> Vec<Applied> {
+    let model = crate::present::model(&g.device);
+    let Some(found) = file.lookup(&g.function, &g.ct_workload, model, &g.arch, None) else {
+        return Vec::new();
+    };
+    let name = format!(
+        "{}.{} [{}] on {}",
+        g.bench, g.function, g.ct_workload, found.device
+    );
+    found
+        .entries
+        .iter()
+        .map(|entry| {
+            // A range's workloads: those whose size it holds.
+            let holds = |rt: &str| match &entry.size {
+                None => true,
+                Some(r) => crate::per_size::size_of(rt, &r.axis).is_some_and(|s| r.contains(s)),
+            };
+            let workload = match &entry.size {
+                None => name.clone(),
+                Some(r) => format!("{name}, {}", r.describe()),
+            };
+            if base == Some(&entry.params) {
+                return Applied {
+                    workload,
+                    variant: "base".into(),
+                    score: Some(1.0),
+                };
+            }
+            let Some(label) = label_of(g, &entry.params) else {
+                return Applied {
+                    workload,
+                    variant: "(applied point not measured)".into(),
+                    score: None,
+                };
+            };
+            let within = |ms: &[crate::store::Measurement]| -> Vec<crate::store::Measurement> {
+                ms.iter()
+                    .filter(|m| holds(&m.rt_workload))
+                    .cloned()
+                    .collect()
+            };
+            let score = crate::results::score_of(&within(g.base()), &within(&g.variants[&label]))
+                .map(|s| s.score);
+            Applied {
+                workload,
+                variant: label,
+                score,
+            }
+        })
+        .collect()
+}
+
+/// The label of the point `params` names among `g`'s variants.
+fn label_of(g: &Group, params: &Params) -> Option<String> {
+    g.variants
+        .keys()
+        .find(|l| {
+            l.split('.').all(|part| {
+                part.split_once('_').is_some_and(|(n, v)| {
+                    params
+                        .get(n)
+                        .is_some_and(|pv| pv.to_string().trim_matches('"') == v)
+                })
+            }) && l.split('.').count() == params.len()
+        })
+        .cloned()
 }
 
 /// What `check` found: the comparison with the baseline, the applied variants' scores, and

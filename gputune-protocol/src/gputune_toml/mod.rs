@@ -140,12 +140,15 @@ impl SizeRange {
     }
 }
 
+/// An entry's parameters: one key per parameter of the function.
+pub type Params = toml::Table;
+
 /// One applied winner: its parameters and, for a per-size entry, the sizes it holds for.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Entry {
     /// One key per parameter of the function (checked against its `#[tune]` by
     /// [`GputuneToml::entries`]).
-    pub params: toml::Table,
+    pub params: Params,
     /// The sizes it holds for; `None`: every size.
     pub size: Option<SizeRange>,
     /// The model it was measured on (`measured-on`), where the key does not say (an
@@ -173,6 +176,20 @@ impl Default for GputuneToml {
             functions: BTreeMap::new(),
         }
     }
+}
+
+/// What [`GputuneToml::lookup`] found: the entry, the key it is under and its neighbours
+/// there (the other size ranges of a per-size entry).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Found<'a> {
+    /// The workload key (the asked one, or `*`).
+    pub workload: &'a str,
+    /// The device key (the model, or the architecture).
+    pub device: &'a str,
+    /// Every entry under the key.
+    pub entries: &'a Entries,
+    /// The entry that holds.
+    pub entry: &'a Entry,
 }
 
 /// Why a `gputune.toml` cannot be used.
@@ -268,7 +285,7 @@ impl GputuneToml {
     /// The entry of `function` that a device of `model` and `arch` runs for compile-time
     /// workload `workload` at `size` (`None`: a single winner, or the first range), as the
     /// production dispatch chooses it: the model's key, then the architecture's, each for the
-    /// workload and then for `*`. Returns the key it came from.
+    /// workload and then for `*`.
     pub fn lookup(
         &self,
         function: &str,
@@ -276,7 +293,7 @@ impl GputuneToml {
         model: &str,
         arch: &str,
         size: Option<u64>,
-    ) -> Option<(&str, &Entry)> {
+    ) -> Option<Found<'_>> {
         let workloads = self.functions.get(function)?;
         let order = [
             (workload, model, KeyKind::Model),
@@ -285,20 +302,26 @@ impl GputuneToml {
             (ANY_WORKLOAD, arch, KeyKind::Arch),
         ];
         for (w, device, kind) in order {
-            let Some((key, entries)) = workloads.get(w).and_then(|d| d.get_key_value(device))
+            let Some((w, (device, entries))) = workloads
+                .get_key_value(w)
+                .and_then(|(w, d)| Some((w, d.get_key_value(device)?)))
             else {
                 continue;
             };
-            if self.kind(key) != kind {
+            if self.kind(device) != kind {
                 continue;
             }
             let found = entries.iter().find(|e| match (&e.size, size) {
-                (None, _) => true,
                 (Some(r), Some(s)) => r.contains(s),
-                (Some(_), None) => true,
+                _ => true,
             });
-            if let Some(e) = found {
-                return Some((key.as_str(), e));
+            if let Some(entry) = found {
+                return Some(Found {
+                    workload: w,
+                    device,
+                    entries,
+                    entry,
+                });
             }
         }
         None

@@ -111,7 +111,7 @@ fn the_model_beats_the_architecture_and_round_trips() {
     let file = GputuneToml::parse(TWO_MODELS).expect("valid");
     let label = |ct: &str, model: &str, arch: &str| {
         file.lookup("scale", ct, model, arch, None)
-            .map(|(key, e)| format!("{key}: {}", e.params))
+            .map(|f| format!("{}: {}", f.device, f.entry.params))
     };
     // The model's own entry, even over an architecture entry of the specific workload.
     assert_eq!(
@@ -174,7 +174,7 @@ fn per_size_entries_hold_for_their_ranges() {
     );
     let at = |size: u64| {
         file.lookup("scale", "*", "NVIDIA H200", "sm_90", Some(size))
-            .and_then(|(_, e)| e.params.get("ipt").and_then(toml::Value::as_integer))
+            .and_then(|f| f.entry.params.get("ipt").and_then(toml::Value::as_integer))
     };
     assert_eq!(at(0), Some(1));
     assert_eq!(at(4095), Some(1));
