@@ -142,11 +142,24 @@ fn search_resume_report_apply_and_check() {
     // Apply, then a production build runs the winner without --variant.
     let out = gputune(&bin, &db, &["apply", "--dry-run"]);
     assert!(out.status.success() && !toml.exists(), "{}", text(&out));
+    // --arch-only keys the winner by the architecture, noting the model it was measured on.
+    let out = gputune(&bin, &db, &["apply", "--dry-run", "--arch-only"]);
+    assert!(out.status.success() && !toml.exists(), "{}", text(&out));
+    let dry = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dry.contains("[spin.\"*\".cpu]\nmeasured-on = ") && dry.contains("\nwork = 1\n"),
+        "{dry}"
+    );
+    // By default, by the device model the store recorded: this CPU's name.
     let out = gputune(&bin, &db, &["apply"]);
     assert!(out.status.success(), "{}", text(&out));
     let written = std::fs::read_to_string(&toml).expect("gputune.toml written");
     assert!(
-        written.contains("[spin.\"*\".cpu]\nwork = 1\n"),
+        written.contains("version = 2\n") && written.contains("\nwork = 1\n"),
+        "{written}"
+    );
+    assert!(
+        written.contains("[spin.\"*\".") && !written.contains("[spin.\"*\".cpu]"),
         "{written}"
     );
     let bench = executable(&["-p", "gputune-fixture-spin", "--bench", "spin"], "spin");
@@ -161,10 +174,25 @@ fn search_resume_report_apply_and_check() {
             "-",
         ])
         .env_remove("GPUTUNE_ARCH")
+        .env_remove("GPUTUNE_DEVICE")
         .output()
         .expect("bench runs");
     let doc: Value = serde_json::from_slice(&run.stdout).expect("bench JSON");
     assert_eq!(doc["benchmarks"][0]["states"][0]["variant"], "work_1");
+    // The production build found this CPU's model entry; another model runs base.
+    let run = Command::new(&bench)
+        .args([
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "5",
+        ])
+        .args(["--no-batch", "--json", "-"])
+        .env("GPUTUNE_DEVICE", "Another CPU")
+        .output()
+        .expect("bench runs");
+    let doc: Value = serde_json::from_slice(&run.stdout).expect("bench JSON");
+    assert_eq!(doc["benchmarks"][0]["states"][0]["variant"], "base");
 
     // Check: against its own report it passes; against one twice as fast it fails.
     let out = gputune(&bin, &db, &["report", "--format", "json"]);

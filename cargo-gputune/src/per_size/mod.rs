@@ -160,11 +160,11 @@ pub fn workload_buckets(g: &Group) -> Vec<Bucket> {
         .collect()
 }
 
-/// The runtime workloads base measured in `g` (every variant is scored on those), in the
-/// store's order.
+/// The runtime workloads measured in `g`: base's first, in the order it measured them (the
+/// bench's declared order), then any only a variant measured.
 fn workloads(g: &Group) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for m in g.variants.values().flatten() {
+    for m in g.base().iter().chain(g.variants.values().flatten()) {
         if !out.contains(&m.rt_workload) {
             out.push(m.rt_workload.clone());
         }

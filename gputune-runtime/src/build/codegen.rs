@@ -58,9 +58,17 @@ impl Dispatch {
             cfg: None,
         }];
         let mut policy = Vec::new();
+        let base = f.spec.base_point();
         for a in applied {
             let (label, point) = (a.point.label(), &a.point);
-            let arm = match arms.iter().position(|a| a.label == label) {
+            // An entry naming the base point (a size range where nothing beats base) runs
+            // base's arm: one arm per distinct point.
+            let found = if *point == base {
+                Some(0)
+            } else {
+                arms.iter().position(|a| a.label == label)
+            };
+            let arm = match found {
                 Some(i) => i,
                 None => {
                     arms.push(Arm {
@@ -382,12 +390,15 @@ mod tests {
         };
         let mut small = applied("*", "NVIDIA H200", &space[1]);
         small.size = range(None, Some(4096));
-        let mut large = applied("*", "NVIDIA H200", &space[2]);
+        let mut large = applied("*", "NVIDIA H200", &space[3]);
         large.size = range(Some(4096), None);
-        // The architecture's winner is the large sizes' point: one arm for both.
-        let arch = applied("*", "sm_90", &space[2]);
-        let mut d = Dispatch::new(&f, &[small, large, arch], &[]);
+        // The architecture's winner is the large sizes' point: one arm for both; an entry
+        // naming the base point runs base's arm.
+        let arch = applied("*", "sm_90", &space[3]);
+        let on_cpu = applied("*", "cpu", &f.spec.base_point());
+        let mut d = Dispatch::new(&f, &[small, large, arch, on_cpu], &[]);
         assert_eq!(d.arms.len(), 3, "base and two distinct winners");
+        assert_eq!(d.policy[3].arm, 0);
         let src = source(&f, &mut d);
         assert!(
             src.contains(

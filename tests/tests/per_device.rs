@@ -1,0 +1,380 @@
+//! End-to-end tests of winners where they run (issue 26): production builds of the sized
+//! fixture choose the device model's entry, then the architecture's, then base, per size
+//! range; malformed or conflicting entries fail the build naming the entry; version 1 files
+//! still build; and a real CPU search whose best variant changes with the size is applied
+//! per size, from two device models, and dispatched per size.
+//!
+//! The tests write the fixture's `gputune.toml` (ignored by git), so they hold one lock.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+use gputune_tests::{cargo_gputune, executable, gputune, root, temp_dir, text};
+use serde_json::Value;
+
+const PACKAGE: &str = "gputune-fixture-sized";
+
+fn lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn toml_path() -> PathBuf {
+    root().join("tests/fixtures/sized/gputune.toml")
+}
+
+/// Writes the fixture's `gputune.toml` and returns a stamp of it for the build's
+/// `GPUTUNE_TOML_STAMP`, so that the build script reruns for every new text.
+fn write_toml(text: &str) -> String {
+    std::fs::write(toml_path(), text).expect("write gputune.toml");
+    stamp(text)
+}
+
+fn stamp(text: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// A production build of the probe: its path and the manifest, or the build's output.
+fn build_probe(stamp: &str) -> Result<(PathBuf, Value), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "--quiet", "--message-format=json", "-p", PACKAGE])
+        .args(["--bin", "sized-probe"])
+        .env_remove("GPUTUNE_VARIANTS")
+        .env("GPUTUNE_TOML_STAMP", stamp)
+        .current_dir(root())
+        .output()
+        .expect("cargo runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let messages: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let probe = messages
+        .iter()
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "sized-probe")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .expect("the build names the probe");
+    let out_dir = messages
+        .iter()
+        .filter(|m| {
+            m["reason"] == "build-script-executed"
+                && m["package_id"]
+                    .as_str()
+                    .is_some_and(|p| p.contains(PACKAGE))
+        })
+        .find_map(|m| m["out_dir"].as_str().map(PathBuf::from))
+        .expect("the build names the fixture's OUT_DIR");
+    let manifest =
+        std::fs::read_to_string(out_dir.join("gputune/manifest.json")).expect("manifest");
+    Ok((probe, serde_json::from_str(&manifest).expect("JSON")))
+}
+
+/// What `pick` ran at each of `sizes` on the device `model` / `arch` names: `a_N` each.
+fn probe(probe: &Path, model: &str, arch: &str, sizes: &[u64]) -> Vec<String> {
+    let out = Command::new(probe)
+        .args(sizes.iter().map(u64::to_string))
+        .env("GPUTUNE_DEVICE", model)
+        .env("GPUTUNE_ARCH", arch)
+        .output()
+        .expect("the probe runs");
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut lines = stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some(format!("device {model} / {arch}").as_str())
+    );
+    lines
+        .map(|l| l.split_whitespace().nth(1).unwrap_or_default().to_string())
+        .collect()
+}
+
+fn compiled(manifest: &Value, function: &str) -> Vec<String> {
+    manifest["functions"]
+        .as_array()
+        .and_then(|fs| fs.iter().find(|f| f["name"] == function))
+        .and_then(|f| f["compiled"].as_array())
+        .expect("the function's compiled arms")
+        .iter()
+        .filter_map(|l| l.as_str().map(str::to_string))
+        .collect()
+}
+
+const POLICY: &str = r#"version = 2
+
+[[pick."*"."Probe GPU"]]
+size-axis = "Elements"
+size-below = 1000
+a = 2
+
+[[pick."*"."Probe GPU"]]
+size-axis = "Elements"
+size-from = 1000
+size-below = 100000
+a = 4
+
+[pick."*".sm_90]
+measured-on = "Other GPU"
+a = 8
+"#;
+
+#[test]
+fn the_model_beats_the_architecture_beats_base_per_size() {
+    let _lock = lock();
+    let (bin, manifest) = build_probe(&write_toml(POLICY)).expect("builds");
+    assert_eq!(compiled(&manifest, "pick"), ["base", "a_2", "a_4", "a_8"]);
+    let sizes = [0, 999, 1000, 50_000, 99_999, 100_000, 1 << 40];
+    // The model's ranges, and above them its architecture's entry.
+    assert_eq!(
+        probe(&bin, "Probe GPU", "sm_90", &sizes),
+        ["a_2", "a_2", "a_4", "a_4", "a_4", "a_8", "a_8"]
+    );
+    // Another sm_90 model: the architecture's entry at every size.
+    assert_eq!(probe(&bin, "Other GPU", "sm_90", &sizes), ["a_8"; 7]);
+    // The model on another architecture: above its ranges nothing applies, so base.
+    assert_eq!(
+        probe(&bin, "Probe GPU", "sm_80", &sizes),
+        ["a_2", "a_2", "a_4", "a_4", "a_4", "a_1", "a_1"]
+    );
+    // Neither: base.
+    assert_eq!(probe(&bin, "Other GPU", "sm_80", &sizes), ["a_1"; 7]);
+}
+
+#[test]
+fn version_1_files_still_build_and_choose_by_architecture() {
+    let _lock = lock();
+    let v1 = "version = 1\n[pick.\"*\".sm_90]\na = 4\n[pick.\"*\".cpu]\na = 2\n";
+    let (bin, manifest) = build_probe(&write_toml(v1)).expect("builds");
+    // Arms in key order: `cpu` before `sm_90`.
+    assert_eq!(compiled(&manifest, "pick"), ["base", "a_2", "a_4"]);
+    assert_eq!(probe(&bin, "Any", "sm_90", &[1, 1 << 30]), ["a_4", "a_4"]);
+    assert_eq!(probe(&bin, "Any", "cpu", &[1]), ["a_2"]);
+    assert_eq!(
+        probe(&bin, "sm_90", "sm_80", &[1]),
+        ["a_1"],
+        "a model is no arch"
+    );
+}
+
+#[test]
+fn malformed_or_conflicting_entries_fail_the_build_naming_the_entry() {
+    let _lock = lock();
+    let cases = [
+        (
+            "version = 2\n[[pick.\"*\".\"Probe GPU\"]]\nsize-axis = \"Elements\"\nsize-below = 100\na = 2\n\
+             [[pick.\"*\".\"Probe GPU\"]]\nsize-axis = \"Elements\"\nsize-from = 50\na = 4\n",
+            "[pick.\"*\".\"Probe GPU\"]: the size ranges Elements ..100 and Elements 50.. overlap",
+        ),
+        (
+            "version = 2\n[[pick.\"*\".sm_90]]\nsize-axis = \"Rows\"\na = 2\n",
+            "[pick.\"*\".sm_90]: unknown size axis `Rows`: `pick` dispatches on `Elements`",
+        ),
+        (
+            "version = 2\n[pick.\"*\".\"Probe GPU\"]\na = 2\n\
+             [pick.\"*\".sm_90]\nmeasured-on = \"Probe GPU\"\na = 4\n",
+            "[pick.\"*\".\"Probe GPU\"] and [pick.\"*\".sm_90] (measured-on = \"Probe GPU\") \
+             name different points for the same device (a_2 and a_4)",
+        ),
+        (
+            "version = 2\n[pick.\"*\".cpu]\na = 3\nsize-from = 9\n",
+            "[pick.\"*\".cpu]: `size-from`/`size-below` without `size-axis`",
+        ),
+    ];
+    for (toml, needle) in cases {
+        let err = build_probe(&write_toml(toml)).err().expect(toml);
+        assert!(err.contains(needle), "{needle}\n---\n{err}");
+    }
+}
+
+/// The search of `work` over three sizes, where base (`a = 1`), `a = 4` and `a = 8` win in
+/// turn; the store in `dir`.
+fn search(bin: &Path, db: &Path) {
+    let out = gputune(
+        bin,
+        PACKAGE,
+        db,
+        &[
+            "search",
+            "--",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "25",
+            "--no-batch",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// The same rows in `to`, measured (as far as the store says) on the CPU model `model`.
+fn as_another_model(from: &Path, to: &Path, model: &str) {
+    let store = rusqlite::Connection::open(from).expect("the store opens");
+    store
+        .execute("VACUUM INTO ?1", [to.to_str().expect("utf-8")])
+        .expect("copy");
+    let copy = rusqlite::Connection::open(to).expect("the copy opens");
+    copy.execute(
+        "UPDATE results SET device = ?1 || substr(device, instr(device, '|cpu|'))",
+        [model],
+    )
+    .expect("rename the device");
+}
+
+#[test]
+fn a_search_over_sizes_is_applied_per_size_from_two_models_and_dispatched_per_size() {
+    let _lock = lock();
+    let bin = cargo_gputune();
+    let dir = temp_dir("per-size");
+    let db = dir.join("store.db");
+    write_toml("version = 2\n");
+    search(&bin, &db);
+
+    // The report says what one winner costs at each size.
+    let out = gputune(&bin, PACKAGE, &db, &["report", "--per-size"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("single winner a_8; per workload 3 distinct winners (base, a_4, a_8)"),
+        "{report}"
+    );
+
+    // Applied per size, keyed by this CPU's model.
+    let out = gputune(&bin, PACKAGE, &db, &["apply", "--per-size"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let written = std::fs::read_to_string(toml_path()).expect("written");
+    let model = written
+        .lines()
+        .find_map(|l| l.strip_prefix("[[work.\"*\".\"")?.strip_suffix("\"]]"))
+        .expect("a per-size model entry")
+        .to_string();
+    let ranges: Vec<&str> = written
+        .lines()
+        .filter(|l| l.starts_with("size-") || l.starts_with("a = "))
+        .collect();
+    // Boundaries at the geometric midpoints of 10^4, 2·10^5 and 4·10^6.
+    assert_eq!(
+        ranges,
+        [
+            "size-axis = \"Elements\"",
+            "size-below = 44722",
+            "a = 1",
+            "size-axis = \"Elements\"",
+            "size-from = 44722",
+            "size-below = 894428",
+            "a = 4",
+            "size-axis = \"Elements\"",
+            "size-from = 894428",
+            "a = 8",
+        ],
+        "{written}"
+    );
+
+    // A second model's search (a copy of the store, renamed) keeps the first's entries.
+    let other = dir.join("other.db");
+    as_another_model(&db, &other, "Other CPU");
+    let out = gputune(&bin, PACKAGE, &other, &["apply"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let written = std::fs::read_to_string(toml_path()).expect("written");
+    assert_eq!(
+        written
+            .matches(&format!("[[work.\"*\".\"{model}\"]]"))
+            .count(),
+        3,
+        "{written}"
+    );
+    assert!(
+        written.contains("[work.\"*\".\"Other CPU\"]\na = 8\n"),
+        "{written}"
+    );
+
+    // The production bench runs each size's winner on this CPU, the single one on the other.
+    let stamp = stamp(&written);
+    let bench = {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = Command::new(cargo)
+            .args(["build", "--quiet", "-p", PACKAGE, "--bench", "sized"])
+            .env("GPUTUNE_TOML_STAMP", &stamp)
+            .env_remove("GPUTUNE_VARIANTS")
+            .current_dir(root())
+            .output()
+            .expect("cargo runs");
+        assert!(out.status.success(), "{}", text(&out));
+        executable(&["-p", PACKAGE, "--bench", "sized"], "sized")
+    };
+    let ran = |device: &str| -> Vec<String> {
+        let out = Command::new(&bench)
+            .args([
+                "--stopping-criterion",
+                "sample-count",
+                "--target-samples",
+                "3",
+            ])
+            .args(["--no-batch", "--json", "-"])
+            .env("GPUTUNE_DEVICE", device)
+            .env_remove("GPUTUNE_ARCH")
+            .output()
+            .expect("the bench runs");
+        let doc: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+        doc["benchmarks"][0]["states"]
+            .as_array()
+            .expect("states")
+            .iter()
+            .map(|s| s["variant"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(ran(&model), ["base", "a_4", "a_8"]);
+    assert_eq!(ran("Other CPU"), ["a_8", "a_8", "a_8"]);
+
+    // The per-size winners dispatch at sizes between and beyond the measured ones: the same
+    // entries, given to `pick`.
+    let picked = written
+        .replace("[[work.", "[[pick.")
+        .replace("[work.", "[pick.");
+    let (probe_bin, manifest) = build_probe(&write_toml(&picked)).expect("builds");
+    assert_eq!(
+        compiled(&manifest, "pick"),
+        ["base", "a_4", "a_8"],
+        "only the distinct winners are compiled in"
+    );
+    assert_eq!(
+        probe(
+            &probe_bin,
+            &model,
+            "cpu",
+            &[
+                0,
+                10_000,
+                44_721,
+                44_722,
+                200_000,
+                894_427,
+                894_428,
+                4_000_000,
+                1 << 40
+            ]
+        ),
+        ["a_1", "a_1", "a_1", "a_4", "a_4", "a_4", "a_8", "a_8", "a_8"]
+    );
+
+    // --arch-only keys the same search by the architecture, noting the model.
+    let out = gputune(&bin, PACKAGE, &db, &["apply", "--arch-only", "--dry-run"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let dry = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dry.contains(&format!(
+            "[work.\"*\".cpu]\nmeasured-on = \"{model}\"\na = 8\n"
+        )),
+        "{dry}"
+    );
+    write_toml("version = 2\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
