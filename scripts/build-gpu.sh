@@ -34,6 +34,14 @@
 # - large-base: .gpu/sgemm-large-base, the large space's bench as production builds it (base).
 # - names: .gpu/cuda-names-test, the test that kernels are found by their C++ names on a GPU
 #   (run it there as it is).
+# - scale-sizes: .gpu/scale-sizes-bundle, the scale space (155 variants, T=f32) at four sizes,
+#   2^16, 2^20, 2^24 and 2^28 elements (from a working set L2 holds many times over to one
+#   streamed from HBM), for gpu-per-size.sh (issue 26's per-size winners, first call).
+# - per-size-prod: needs STORE=FILE, the store gpu-per-size.sh returned. The two production
+#   builds of the scale bench it compares (issue 26, second call): .gpu/scale-per-size from
+#   `apply --per-size`, .gpu/scale-single from `apply` (one winner), each with the gputune.toml
+#   it was built from beside it (.gpu/scale-per-size.toml, .gpu/scale-single.toml); the
+#   example's own gputune.toml is put back as it was. For gpu-per-size-time.sh.
 # - kt: Kernel Tuner 1.5 for gpu-vs-kt.sh (issue 15): its wheels and those of the dependencies
 #   the GPU machine lacks (it has Python 3.12, numpy and CuPy, and no network) in .gpu/whl
 #   (downloaded once), and the kernels' sources (scale, reduce, transpose, sgemm, conv, rowsum,
@@ -93,6 +101,33 @@ for line in sys.stdin:
     scale)
       bundle .gpu/scale-bundle -p gputune-example-scale-cuda search \
         -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26'
+      ;;
+    scale-sizes)
+      bundle .gpu/scale-sizes-bundle -p gputune-example-scale-cuda search \
+        -a 'T{ct}=f32' -a 'Elements{io}[pow2]=[16,20,24,28]'
+      ;;
+    per-size-prod)
+      store=${STORE:?per-size-prod needs STORE=FILE, the store of gpu-per-size.sh}
+      toml=examples/scale-cuda/gputune.toml
+      saved=$(mktemp)
+      had=0
+      if [ -f "$toml" ]; then cp "$toml" "$saved"; had=1; fi
+      for kind in per-size single; do
+        rm -f "$toml"
+        flags=()
+        if [ $kind = per-size ]; then flags=(--per-size --size-axis Elements); fi
+        "$gputune" gputune -p gputune-example-scale-cuda --db "$store" apply ${flags[@]+"${flags[@]}"}
+        cp "$toml" ".gpu/scale-$kind.toml"
+        # The stamp makes the build script read the new file whatever its timestamps say.
+        GPUTUNE_TOML_STAMP=$(sha256sum "$toml" | cut -c1-16) GPUTUNE_VARIANTS= \
+          cargo build --release --quiet -p gputune-example-scale-cuda --bench scale \
+          --message-format=json | copy_artifact scale "scale-$kind"
+      done
+      rm -f "$toml"
+      if [ $had = 1 ]; then cp "$saved" "$toml"; fi
+      rm -f "$saved"
+      # The next plain build reads the example's own file (or none) again.
+      touch examples/scale-cuda/build.rs
       ;;
     reduce)
       bundle .gpu/reduce-bundle -p gputune-example-reduce-cuda search \
@@ -175,7 +210,7 @@ for line in sys.stdin:
         examples/histogram-cuda/src/histogram.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, scale, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, scale, scale-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac
@@ -192,7 +227,7 @@ done
 # The release and bench profiles strip already; strip again in case a profile changes.
 if command -v strip > /dev/null; then
   find .gpu -maxdepth 3 -type f -perm -u+x \( -path '.gpu/cargo-gputune' -o -path '*/bin/*' \
-    -o -name scale -o -name generate -o -name stencil-autotune -o -name cuda-names-test \) -exec strip {} + 2> /dev/null || true
+    -o -name scale -o -name 'scale-single' -o -name 'scale-per-size' -o -name generate -o -name stencil-autotune -o -name cuda-names-test \) -exec strip {} + 2> /dev/null || true
 fi
 cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py scripts/ncu-check.py scripts/kt_tune.py scripts/kt_problems.py .gpu/
 du -sh .gpu .gpu/*-bundle 2> /dev/null

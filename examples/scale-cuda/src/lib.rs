@@ -54,11 +54,15 @@ impl<T> Element for T where
 /// `y[i] = a·x[i]` for the first `min(x.len(), y.len())` elements, enqueued on `stream`.
 ///
 /// Tuned: 5 items-per-thread values × 31 block sizes (64 to 1024 in steps of 32) = 155
-/// variants; base is 4 items per thread in blocks of 256 threads.
+/// variants; base is 4 items per thread in blocks of 256 threads. The bench's `Elements` axis
+/// is the number of elements a call scales (`size(…)`), so `cargo gputune apply --per-size`
+/// can give each size range its own winner: a grid that fills the GPU at 2^16 elements is not
+/// the one that streams 2^28 from HBM best.
 #[tune(
     ipt = [1, 2, 4, 8, 16],
     tpb = (64..=1024).step_by(32),
-    base(ipt = 4, tpb = 256)
+    base(ipt = 4, tpb = 256),
+    size(Elements = x.len().min(y.len()))
 )]
 pub fn scale<T: Element>(
     stream: &Arc<CudaStream>,
