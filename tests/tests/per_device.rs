@@ -189,7 +189,7 @@ fn malformed_or_conflicting_entries_fail_the_build_naming_the_entry() {
         ),
     ];
     for (toml, needle) in cases {
-        let err = build_probe(&write_toml(toml)).err().expect(toml);
+        let err = build_probe(&write_toml(toml)).expect_err(toml);
         assert!(err.contains(needle), "{needle}\n---\n{err}");
     }
 }

@@ -180,9 +180,12 @@ fn within(ms: &[Measurement], bucket: &Bucket) -> Vec<Measurement> {
         .collect()
 }
 
+/// A variant's samples on one workload, relative to base, and the workload's weight.
+type Relative = (Vec<f64>, f64);
+
 /// A variant's samples on workload `rt`, relative to base in its own process (its control),
 /// else to base's row; with the workload's weight.
-fn relative(g: &Group, variant: &str, rt: &str) -> Option<(Vec<f64>, f64)> {
+fn relative(g: &Group, variant: &str, rt: &str) -> Option<Relative> {
     let m = g
         .variants
         .get(variant)?
@@ -216,7 +219,7 @@ fn time_in(g: &Group, variant: &str, bucket: &Bucket) -> Option<f64> {
 /// `challenger` against `incumbent` over `bucket`: the incumbent plays base in CUB's score
 /// (speedup = its time over the challenger's), with the significance rule of [`score`].
 fn against(g: &Group, incumbent: &str, challenger: &str, bucket: &Bucket) -> Option<score::Score> {
-    let sides: Vec<((Vec<f64>, f64), (Vec<f64>, f64))> = bucket
+    let sides: Vec<(Relative, Relative)> = bucket
         .workloads
         .iter()
         .filter_map(|rt| Some((relative(g, incumbent, rt)?, relative(g, challenger, rt)?)))
