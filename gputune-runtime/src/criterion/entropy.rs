@@ -5,6 +5,9 @@ use super::StoppingCriterion;
 /// How many of the latest entropy values the trend line is fitted over (nvbench's 299).
 const WINDOW: usize = 299;
 
+/// Below this `Σ(y − ȳ)²` a window of H is flat and its line a perfect fit (nvbench's 1e-9).
+pub const FLAT: f64 = 1e-9;
+
 /// nvbench's entropy criterion: stop when new samples stop adding information.
 ///
 /// This is nvbench's `entropy_criterion.cxx` as of 2026. Sample values are counted exactly (no
@@ -16,15 +19,13 @@ const WINDOW: usize = 299;
 /// least `min_r2` (0.36). `Σ c·log2 c` is updated as nvbench updates it; the line in O(1) per
 /// sample.
 ///
-/// One deliberate difference: R² is exact. nvbench fits the line from raw sums (Σy², Σxy…)
-/// and takes R² = 1 for any window whose `Σ(y − ȳ)²`, so computed, is under 1e-9. On a window
-/// that is flat but not constant (an exactly periodic stream such as two values in turn,
-/// whose H swings by a few 1e-6 bits around a constant) that cutoff, and just above it
-/// rounding noise, decides, and nvbench stops; the line explains almost none of the swing
-/// (R² ≈ 0.1) and gputune does not. Such a stream runs to the timeout under `entropy` alone;
-/// `entropy-or-stdrel`, a search's default, stops it through stdrel. The sums here are kept
-/// relative to a value of the window, so a constant window has R² = 1 exactly and any other
-/// its true R²; one distinct value has H = 0 exactly, not log2(n) − n·log2(n)/n's rounding.
+/// R² as nvbench takes it: a window whose `Σ(y − ȳ)²` is under [`FLAT`] (1e-9) is a perfect
+/// fit (R² = 1). Such a window is flat: on an exactly periodic stream (two values in turn) H
+/// swings by a few 1e-6 bits around a constant, and although a line explains little of that
+/// swing, H has settled, which is what the criterion asks; without the cutoff such a stream
+/// would run to the timeout. The sums here are kept relative to a value of the window, so a
+/// constant window has `Σ(y − ȳ)²` = 0 exactly; one distinct value has H = 0 exactly, not
+/// log2(n) − n·log2(n)/n's rounding.
 #[derive(Debug, Clone)]
 pub struct Entropy {
     max_angle: f64,
@@ -204,7 +205,7 @@ impl SlidingLine {
         let cov = self.sum_xy - sum_x * self.sum_y / nf;
         let var_y = self.sum_yy - self.sum_y * self.sum_y / nf;
         let slope = cov / var_x;
-        let r2 = if var_y <= 0.0 {
+        let r2 = if var_y < FLAT {
             1.0
         } else {
             (cov * cov / (var_x * var_y)).min(1.0)

@@ -6,8 +6,9 @@
 //! decides whether its own statistic has settled. The built-in criteria follow nvbench's
 //! current sources (`nvbench/detail/stdrel_criterion.cxx` and `entropy_criterion.cxx`) rule
 //! for rule, nvbench's own criterion tests included; their defaults are nvbench's and listed
-//! on [`CriterionParams`]. The one deliberate difference, entropy's exact R², is described on
-//! [`Entropy`].
+//! on [`CriterionParams`]. Where arithmetic differs (exact centred sums, exact H for one
+//! value), the stop does not: a generated-stream test holds both criteria to a plain
+//! re-implementation of nvbench's rules.
 //!
 //! Custom criteria implement [`StoppingCriterion`] and are registered by name on
 //! [`Criteria`]; the bench CLI's `--stopping-criterion NAME` then selects them:
