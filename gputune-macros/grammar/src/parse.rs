@@ -21,6 +21,10 @@ const MAX_POW2: i64 = 62;
 /// Largest number of values one parameter may have; a typo such as `1..=100000000` should be
 /// an error, not an hour of enumeration.
 const MAX_VALUES: usize = 1 << 16;
+/// Largest number of combinations of the parameters' values (before `require`): fifty times
+/// the largest space of the community's benchmark data (CLBlast's GEMM, 82,944), and small
+/// enough that enumerating it stays within a build's memory.
+const MAX_POINTS: usize = 1 << 22;
 
 enum Item {
     Param(syn::Ident, syn::Expr),
@@ -167,6 +171,26 @@ pub fn parse_tokens(tokens: TokenStream) -> Result<TuneSpec, GrammarError> {
         return Err(GrammarError::new(
             Span::call_site(),
             format!("#[tune] needs at least one parameter: {FORMS}"),
+        ));
+    }
+    // Enumeration builds every combination before `require` filters them: a product of a
+    // few large ranges (each within MAX_VALUES) would take the build's memory and time.
+    let points = params
+        .iter()
+        .try_fold(1usize, |n, p| n.checked_mul(p.values.len()))
+        .filter(|n| *n <= MAX_POINTS);
+    if points.is_none() {
+        let counts: Vec<String> = params
+            .iter()
+            .map(|p| format!("{} {}", p.name, p.values.len()))
+            .collect();
+        return Err(GrammarError::new(
+            Span::call_site(),
+            format!(
+                "the space has more than {MAX_POINTS} points before `require` (values per \
+                 parameter: {}): narrow a range, or split the function",
+                counts.join(", ")
+            ),
         ));
     }
     let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
@@ -528,6 +552,17 @@ mod tests {
 
     fn err(text: &str) -> String {
         parse_str(text).expect_err(text).message
+    }
+
+    #[test]
+    fn a_space_too_large_to_enumerate_is_an_error_not_a_hang() {
+        // Two ranges within the per-parameter limit, 2^32 combinations together.
+        let e = err("a = 0..65536, b = 0..65536, require(a == b), base(a = 0, b = 0)");
+        assert!(e.contains("more than 4194304 points"), "{e}");
+        assert!(e.contains("a 65536, b 65536"), "{e}");
+        // At the limit it is a space.
+        let s = parse_str("a = 0..2048, b = 0..2048, base(a = 0, b = 0)").expect("2^22 points");
+        assert_eq!(s.params[0].values.len() * s.params[1].values.len(), 1 << 22);
     }
 
     #[test]
