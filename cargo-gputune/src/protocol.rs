@@ -52,8 +52,9 @@ pub fn check_exit(code: i32, stderr: &str) -> Result<()> {
     }
 }
 
-/// Reads a document a bench printed, refusing another protocol version by name.
-fn document<T: serde::de::DeserializeOwned>(
+/// Reads a document a bench printed (`--list`, `--devices`), refusing another protocol version
+/// by name; `bin` and `flag` name the source in errors.
+pub fn document<T: serde::de::DeserializeOwned>(
     bin: &Path,
     flag: &str,
     stdout: &str,
@@ -147,17 +148,26 @@ impl Tail {
             return Ok(Vec::new());
         };
         let complete: Vec<u8> = self.partial.drain(..=end).collect();
-        let mut events = Vec::new();
-        for line in complete.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            events.push(serde_json::from_slice(line).with_context(|| {
-                format!(
-                    "{} holds a line that is not a protocol {PROTOCOL} event",
-                    self.path.display()
-                )
-            })?);
-        }
-        Ok(events)
+        parse_events(&complete).with_context(|| {
+            format!(
+                "{} holds a line that is not a protocol {PROTOCOL} event",
+                self.path.display()
+            )
+        })
     }
+}
+
+/// The events of complete `--jsonl` lines (empty lines skipped); an error names the first
+/// line that is not a protocol event.
+pub fn parse_events(lines: &[u8]) -> Result<Vec<Event>> {
+    lines
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, line)| {
+            serde_json::from_slice(line).with_context(|| format!("line {}", i + 1))
+        })
+        .collect()
 }
 
 /// Runs `args` with `--jsonl FILE`, handing each event to `on_event` as the bench streams

@@ -71,7 +71,7 @@ pub(crate) fn ct_workloads(axes: &[Axis]) -> Vec<CtWorkload> {
 
 /// The runtime workload key of a state (`Elements{io}=2^20 Mode=b`: its values of the
 /// declared runtime axes, as `-a` writes them) and its `{io}` weight.
-fn rt_workload(state: &StateRecord, declared: &[Axis]) -> (String, f64) {
+pub fn rt_workload(state: &StateRecord, declared: &[Axis]) -> (String, f64) {
     let mut parts = Vec::new();
     let mut weight = 1.0;
     for av in &state.axis_values {
@@ -528,7 +528,7 @@ fn raced(st: &StateRecord) -> Option<String> {
 /// time was rejected), is not a valid point (`invalid`: a launch over the kernel's limits), or
 /// lost the device (`device_lost`: the process ends with exit 4 after this state, and the
 /// variant is recorded as crashed); other failures are `launch_failed`.
-fn state_status(st: &StateRecord) -> Status {
+pub fn state_status(st: &StateRecord) -> Status {
     if st.verification.as_ref().is_some_and(|v| !v.passed) {
         return Status::VerifyFailed;
     }

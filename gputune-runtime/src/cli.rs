@@ -16,6 +16,11 @@ impl From<gputune_protocol::flags::FlagError> for Error {
 /// One `-a` override, parsed by the protocol's grammar.
 pub use gputune_protocol::axis_spec::{AxisOverride, RawValues};
 
+/// The most values one `-a` range may give an axis: every value is a state to run, so a
+/// typo such as `[1:1000000000:1]` should be an error, not a run that never ends (the
+/// grammar's limit per tuned parameter too).
+pub const MAX_AXIS_VALUES: usize = 1 << 16;
+
 /// Applies an `-a` override to a bench's axis.
 pub trait ApplyOverride {
     /// The new values of `axis` under this override.
@@ -45,6 +50,13 @@ impl ApplyOverride for AxisOverride {
                     }
                     if b < a {
                         return Err(bad(format!("range [{a}:{b}] is empty")));
+                    }
+                    let count = (i128::from(b) - i128::from(a)) / i128::from(s) + 1;
+                    if count > MAX_AXIS_VALUES as i128 {
+                        return Err(bad(format!(
+                            "range [{a}:{b}:{s}] has {count} values; at most {MAX_AXIS_VALUES} \
+                             are allowed"
+                        )));
                     }
                     Ok((a..=b).step_by(s as usize).collect())
                 }
@@ -95,7 +107,13 @@ impl ApplyOverride for AxisOverride {
                             )));
                         }
                         // Count steps rather than accumulate, so 0:1:0.1 ends at 1.0 exactly once.
-                        let n = ((b - a) / s + 1e-9).floor() as usize;
+                        let steps = ((b - a) / s + 1e-9).floor();
+                        if !(steps < MAX_AXIS_VALUES as f64) {
+                            return Err(bad(format!(
+                                "range [{a}:{b}:{s}] has more than {MAX_AXIS_VALUES} values"
+                            )));
+                        }
+                        let n = steps as usize;
                         Ok(AxisValues::Float64(
                             (0..=n).map(|i| a + i as f64 * s).collect(),
                         ))
@@ -165,6 +183,25 @@ mod tests {
             o.apply(&f).expect("valid"),
             AxisValues::Float64(vec![0.0, 0.25, 0.5, 0.75, 1.0])
         );
+    }
+
+    #[test]
+    fn a_range_with_too_many_values_is_refused_not_allocated() {
+        // Found by the generated inputs (tests/fuzz/regressions/axis-override): a range of
+        // 3e18 values was collected, a capacity overflow.
+        let n = axis("N", AxisValues::Int64(vec![0]));
+        let o = AxisOverride::parse("N=[1:9223372036854775807:3]").expect("parses");
+        let err = o.apply(&n).expect_err("too many").to_string();
+        assert!(err.contains("at most 65536"), "{err}");
+        let o = AxisOverride::parse("N=[-9223372036854775808:9223372036854775807:1]").expect("parses");
+        assert!(o.apply(&n).is_err());
+        let o = AxisOverride::parse("N=[1:65536:1]").expect("parses");
+        assert_eq!(o.apply(&n).map(|v| v.len()).ok(), Some(65536));
+        let f = axis("Alpha", AxisValues::Float64(vec![0.5]));
+        for spec in ["Alpha=[0:1e300:1e-300]", "Alpha=[0:1e9:1]"] {
+            let o = AxisOverride::parse(spec).expect("parses");
+            assert!(o.apply(&f).is_err(), "{spec}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 pub mod browser;
+pub mod fuzz;
 
 /// The workspace root.
 pub fn root() -> PathBuf {
