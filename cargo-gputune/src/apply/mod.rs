@@ -71,6 +71,14 @@ pub fn apply(
             .map(|d| d.as_std_path().to_path_buf())
             .unwrap_or_default();
         let path = dir.join(FILE_NAME);
+        // Planned before the file is read: a group without a winner creates no file.
+        let planned = plan(g, &spec, options)?;
+        for note in &planned.notes {
+            out.status(note);
+        }
+        let Some(entries) = planned.entries else {
+            continue;
+        };
         if !files.iter().any(|(p, _, _)| p == &path) {
             let (file, existed) = match std::fs::read_to_string(&path) {
                 Ok(text) => (
@@ -82,13 +90,6 @@ pub fn apply(
             files.push((path.clone(), file, existed));
         }
         let Some((_, file, _)) = files.iter_mut().find(|(p, _, _)| p == &path) else {
-            continue;
-        };
-        let planned = plan(g, &spec, options)?;
-        for note in &planned.notes {
-            out.status(note);
-        }
-        let Some(entries) = planned.entries else {
             continue;
         };
         for note in plan::write(file, g, &planned.key, entries, options.arch_only) {

@@ -162,8 +162,8 @@ pub type Entries = Vec<Entry>;
 /// A parsed `gputune.toml`: function → workload → device key → entries.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GputuneToml {
-    /// The version the file was written in (a new file: [`VERSION`]). Text is always written
-    /// in [`VERSION`].
+    /// The version the file was written in (a new file: [`VERSION`]). A version 1 file is
+    /// written back as version 1 until an entry is set, which makes it version 2.
     pub version: i64,
     /// The entries, in key order.
     pub functions: BTreeMap<String, BTreeMap<String, BTreeMap<String, Entries>>>,
@@ -254,6 +254,9 @@ impl GputuneToml {
     /// Sets the entries of `function` / `workload` / `device` (one winner: one entry without a
     /// size range), replacing what was there.
     pub fn set_entries(&mut self, function: &str, workload: &str, device: &str, entries: Entries) {
+        // What `apply` sets (model keys, measured-on, ranges) needs version 2; an architecture
+        // key means the same in both.
+        self.version = VERSION;
         self.functions
             .entry(function.to_string())
             .or_default()
@@ -327,14 +330,24 @@ impl GputuneToml {
         None
     }
 
-    /// The file's text, entries in key order, in version [`VERSION`].
+    /// The file's text, entries in key order, in its [`version`](Self::version): parsing it
+    /// gives this file back.
     pub fn to_text(&self) -> String {
-        let mut text = format!(
+        let mut text = if self.version == 1 {
             "# Applied gputune winners: written by `cargo gputune apply`, reviewed and committed.\n\
-             # [function.\"workload\".device] holds the parameters production builds use on that\n\
-             # device model (or architecture: sm_XY, cpu); [[…]] entries hold one winner per\n\
-             # size range (docs/gputune-toml.md).\nversion = {VERSION}\n"
-        );
+             # [function.\"workload\".arch] holds the parameters production builds use on that\n\
+             # architecture (docs/gputune-toml.md).\nversion = 1\n"
+                .to_string()
+        } else {
+            format!(
+                "# Applied gputune winners: written by `cargo gputune apply`, reviewed and \
+                 committed.\n\
+                 # [function.\"workload\".device] holds the parameters production builds use on \
+                 that\n\
+                 # device model (or architecture: sm_XY, cpu); [[…]] entries hold one winner per\n\
+                 # size range (docs/gputune-toml.md).\nversion = {VERSION}\n"
+            )
+        };
         for (function, workloads) in &self.functions {
             for (workload, devices) in workloads {
                 for (device, entries) in devices {
@@ -409,12 +422,22 @@ fn sub_table<'a>(value: &'a toml::Value, at: &str) -> Result<&'a toml::Table, To
 fn entries_of(version: i64, value: &toml::Value, at: &str) -> Result<Entries, TomlError> {
     let bad = |m: String| TomlError(format!("{at}: {m}"));
     match value {
-        toml::Value::Table(t) if version == 1 => Ok(vec![Entry {
-            params: t.clone(),
-            ..Entry::default()
-        }]),
+        toml::Value::Table(t) if version == 1 => {
+            for (k, v) in t {
+                parameter_value(k, v).map_err(bad)?;
+            }
+            Ok(vec![Entry {
+                params: t.clone(),
+                ..Entry::default()
+            }])
+        }
         toml::Value::Table(t) => Ok(vec![entry_of(t).map_err(bad)?]),
         toml::Value::Array(items) if version >= 2 => {
+            if items.is_empty() {
+                return Err(bad(
+                    "an empty list: give one [[…]] table per size range, or none".into(),
+                ));
+            }
             let mut out = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let t = item.as_table().ok_or_else(|| {
@@ -476,6 +499,7 @@ fn entry_of(t: &toml::Table) -> Result<Entry, String> {
                 ))
             }
             _ => {
+                parameter_value(k, v)?;
                 entry.params.insert(k.clone(), v.clone());
             }
         }
@@ -505,6 +529,17 @@ fn entry_of(t: &toml::Table) -> Result<Entry, String> {
         None => {}
     }
     Ok(entry)
+}
+
+/// A parameter's value is an integer, a boolean or a string (an identifier's text): anything
+/// else is no value any `#[tune]` parameter takes, whichever function the entry is of.
+fn parameter_value(key: &str, v: &toml::Value) -> Result<(), String> {
+    match v {
+        toml::Value::Integer(_) | toml::Value::Boolean(_) | toml::Value::String(_) => Ok(()),
+        other => Err(format!(
+            "`{key}` = {other}: a parameter's value is an integer, a boolean or a string"
+        )),
+    }
 }
 
 fn to_toml(v: &gputune_grammar::Value) -> toml::Value {

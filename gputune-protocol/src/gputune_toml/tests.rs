@@ -51,9 +51,16 @@ fn version_1_reads_unchanged_and_is_written_as_version_2() {
     let odd = GputuneToml::parse("version = 1\n[scale.\"*\".gfx90a]\nipt = 2\ntpb = 64\n")
         .expect("valid");
     assert_eq!(odd.kind("gfx90a"), KeyKind::Arch);
+    // Written back as it was read; setting an entry makes it version 2.
     let again = GputuneToml::parse(&file.to_text()).expect("own output parses");
+    assert_eq!(again, file);
+    let mut set = file.clone();
+    let point = spec().space()[0].clone();
+    set.set("scale", "*", "NVIDIA H200", &point, None);
+    let again = GputuneToml::parse(&set.to_text()).expect("own output parses");
     assert_eq!(again.version, VERSION);
-    assert_eq!(again.functions, file.functions);
+    assert_eq!(again, set);
+    assert_eq!(again.kind("sm_90"), KeyKind::Arch);
     assert!(file.entries("other", &spec()).expect("none").is_empty());
     // Version 1 has no per-size entries and no entry keys.
     assert!(err(
@@ -296,6 +303,19 @@ fn bad_files_say_what_is_wrong() {
     );
     assert!(err("version = 2\nscale = 3\n").contains("must be a table"));
     assert!(err("version = 2\n[scale").starts_with("gputune.toml: "));
+    // Values no parameter takes are refused whatever the function, and so is an empty list.
+    for bad in ["1.5", "nan", "[1]", "{ a = 1 }", "1979-05-27"] {
+        for version in [1, 2] {
+            let e = err(&format!(
+                "version = {version}\n[other.\"*\".cpu]\nx = {bad}\n"
+            ));
+            assert!(
+                e.contains("a parameter's value is an integer, a boolean or a string"),
+                "{e}"
+            );
+        }
+    }
+    assert!(err("version = 2\n[other.\"*\"]\ncpu = []\n").contains("an empty list"));
 }
 
 #[test]
