@@ -10,7 +10,7 @@
 #
 #   OUT=DIR [RUNS=5] bash .gpu/gpu-per-size-time.sh
 #
-# Writes to $OUT: single-R.json / per-size-R.json (and .log), copy.json, gpu.txt, and
+# Writes to $OUT: single-R.json / per-size-R.json (and .log), copy-1.json, gpu.txt, and
 # summary.md (summarize-per-size.py: per size, the median over runs of each build's median
 # time, the runs' range, the speedup, and whether the ranges are apart).
 set -uo pipefail
@@ -27,7 +27,7 @@ for r in $(seq 1 "$runs"); do
       > "$out/$kind-$r.log" 2>&1 || rc=1
   done
 done
-.gpu/scale-single -b copy -a 'T{ct}=f32' -a "$sizes" --json "$out/copy.json" \
-  > "$out/copy.log" 2>&1 || rc=1
+.gpu/scale-single -b copy -a 'T{ct}=f32' -a "$sizes" --json "$out/copy-1.json" \
+  > "$out/copy-1.log" 2>&1 || rc=1
 python3 .gpu/summarize-per-size.py "$out" | tee "$out/summary.md"
 exit $rc
