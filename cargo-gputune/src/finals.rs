@@ -339,6 +339,8 @@ mod tests {
             stop: Some(stop),
             control,
             kernels: Vec::new(),
+            provenance: None,
+            sm_clocks: Vec::new(),
         }
     }
 

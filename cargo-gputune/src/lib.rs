@@ -29,6 +29,7 @@ pub mod present;
 mod probed;
 pub mod process;
 pub mod protocol;
+pub mod provenance;
 pub mod replay;
 pub mod report;
 pub mod results;

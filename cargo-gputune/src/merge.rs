@@ -347,6 +347,8 @@ mod tests {
                 stop: Some(StopReason::Criterion),
                 control: Vec::new(),
                 kernels: Vec::new(),
+                provenance: None,
+                sm_clocks: Vec::new(),
             },
             created: created.into(),
         }
@@ -608,14 +610,16 @@ mod tests {
         assert_eq!(rows[0].measurement.stop, Some(StopReason::Raced));
         assert_eq!(rows[0].created, "2024-01-01T00:00:00.000Z");
 
-        let v5 = dir.join("v5.db");
-        std::fs::copy(&v1, &v5).expect("copy");
-        rusqlite::Connection::open(&v5)
-            .and_then(|c| c.execute("UPDATE meta SET value = '5'", []))
-            .expect("version 5");
-        let err = refusal(&t, &[v5]);
+        // A version from a later cargo-gputune.
+        let later = crate::store::SCHEMA_VERSION + 1;
+        let next = dir.join("next.db");
+        std::fs::copy(&v1, &next).expect("copy");
+        rusqlite::Connection::open(&next)
+            .and_then(|c| c.execute("UPDATE meta SET value = ?1", [later.to_string()]))
+            .expect("a later version");
+        let err = refusal(&t, &[next]);
         assert!(
-            err.contains("v5.db") && err.contains("schema version 5"),
+            err.contains("next.db") && err.contains(&format!("schema version {later}")),
             "{err}"
         );
 

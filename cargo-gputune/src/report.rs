@@ -520,6 +520,8 @@ mod tests {
             stop: None,
             control: Vec::new(),
             kernels: Vec::new(),
+            provenance: None,
+            sm_clocks: Vec::new(),
         }
     }
 

@@ -312,6 +312,8 @@ pub(crate) mod tests {
             stop: None,
             control: Vec::new(),
             kernels: Vec::new(),
+            provenance: None,
+            sm_clocks: Vec::new(),
         }
     }
 

@@ -215,6 +215,8 @@ impl Plan<'_> {
             stop: None,
             control: Vec::new(),
             kernels: Vec::new(),
+            provenance: None,
+            sm_clocks: Vec::new(),
         })
     }
 
@@ -255,6 +257,11 @@ impl Plan<'_> {
                     .map(|s| s.gpu.clone())
                     .unwrap_or_default();
                 row.kernels.clone_from(&st.kernels);
+                row.sm_clocks = st
+                    .samples
+                    .as_ref()
+                    .map(|s| s.sm_clock.clone())
+                    .unwrap_or_default();
                 row.run_seconds = Some(seconds);
                 row.build_seconds = build_seconds;
                 Ok(row)
@@ -335,8 +342,13 @@ impl Plan<'_> {
             // Base's samples in this process, per runtime workload: the control of the
             // variants after it.
             let mut controls: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            // Where and how the pass measures: its first event, kept with each of its rows.
+            let pass_provenance = std::cell::RefCell::new(None);
             let mut finish = |done: (String, Vec<StateRecord>, Instant)| -> Result<_> {
                 let (label, mut rows) = self.finish(ct, done, build_seconds)?;
+                for row in &mut rows {
+                    row.provenance.clone_from(&pass_provenance.borrow());
+                }
                 if control && label == "base" {
                     controls = rows
                         .iter()
@@ -416,6 +428,10 @@ impl Plan<'_> {
                         }
                     }
                     protocol::Event::Process { timeline: t } => timeline = Some(t),
+                    protocol::Event::Provenance { provenance } => {
+                        crate::provenance::note_missing_nvml(out, &provenance);
+                        *pass_provenance.borrow_mut() = Some(std::sync::Arc::from(provenance));
+                    }
                     // Every variant of the pass has streamed all its states: whatever the
                     // process does next (its exit included), they are done.
                     protocol::Event::PassDone => {

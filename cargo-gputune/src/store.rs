@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
-use gputune_protocol::{KernelRecord, Status, StopReason};
+use gputune_protocol::{KernelRecord, Provenance, Status, StopReason};
 
 use crate::lock::{Busy, FileLock};
 use crate::usage::Usage;
@@ -78,9 +78,11 @@ impl Drop for Created {
 
 /// Version of the schema this build reads and writes.
 /// 2 added `stop` (why a variant's measurement stopped), 3 `control` (base measured in the
-/// same bench process), 4 `kernels` (what the variant's kernels compiled to); an older store
-/// is migrated when a search opens it, and read as it is.
-pub const SCHEMA_VERSION: i64 = 4;
+/// same bench process), 4 `kernels` (what the variant's kernels compiled to), 5 the
+/// `provenance` table and the rows' `provenance` and `sm_clocks` (where and how each pass
+/// measured, and each sample's SM clock); an older store is migrated when a search opens it,
+/// and read as it is.
+pub const SCHEMA_VERSION: i64 = 5;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -106,6 +108,8 @@ CREATE TABLE IF NOT EXISTS results (
     stop          TEXT,
     control       TEXT,
     kernels       TEXT,
+    provenance    TEXT,
+    sm_clocks     TEXT,
     created       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     PRIMARY KEY (revision, device, package, bench, ct_workload, variant, rt_workload)
 );
@@ -169,6 +173,13 @@ pub struct Measurement {
     /// and the compiler options of the variant, as the bench reported them. Empty for a CPU
     /// bench, a row without a state, and a store of schema 3 or older.
     pub kernels: Vec<KernelRecord>,
+    /// Where and how the bench pass that measured it measured (toolchain, host, driver,
+    /// NVRTC, clocks, power limit), as the bench sent it; `None` from a bench before protocol
+    /// 8, a row without a pass (a failed build), and a store of schema 4 or older.
+    pub provenance: Option<std::sync::Arc<Provenance>>,
+    /// The SM clock of each of `samples` in Hz, as the bench's timestamp kernels read it;
+    /// empty where the bench read none (a CPU) and in a store of schema 4 or older.
+    pub sm_clocks: Vec<f64>,
 }
 
 /// A stored row and when it was stored (`created`, UTC, `2025-01-31T12:00:00.000Z`: its
@@ -349,6 +360,7 @@ impl Store {
         // a search that commits each variant's rows as they come no longer waits on the disk.
         self.conn.execute_batch("PRAGMA synchronous = NORMAL")?;
         self.conn.execute_batch(SCHEMA)?;
+        self.conn.execute_batch(provenance::TABLE)?;
         match self.schema_version()? {
             None => {
                 self.conn.execute(
@@ -357,10 +369,11 @@ impl Store {
                 )?;
             }
             Some(v) if v == SCHEMA_VERSION.to_string() => {}
-            Some(v) if v == "1" || v == "2" || v == "3" => {
+            Some(v) if ["1", "2", "3", "4"].contains(&v.as_str()) => {
                 // 2 added `stop` (a raced variant of a version-1 store said so in its
-                // message); 3 added `control`; 4 added `kernels`. One step after another, in
-                // one transaction.
+                // message); 3 added `control`; 4 added `kernels`; 5 added `provenance` (its
+                // table is created above) and `sm_clocks`. One step after another, in one
+                // transaction.
                 let tx = self.conn.unchecked_transaction()?;
                 if v == "1" {
                     tx.execute_batch(
@@ -371,7 +384,13 @@ impl Store {
                 if v == "1" || v == "2" {
                     tx.execute_batch("ALTER TABLE results ADD COLUMN control TEXT;")?;
                 }
-                tx.execute_batch("ALTER TABLE results ADD COLUMN kernels TEXT;")?;
+                if v != "4" {
+                    tx.execute_batch("ALTER TABLE results ADD COLUMN kernels TEXT;")?;
+                }
+                tx.execute_batch(
+                    "ALTER TABLE results ADD COLUMN provenance TEXT;
+                     ALTER TABLE results ADD COLUMN sm_clocks TEXT;",
+                )?;
                 tx.execute(
                     "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
                     [SCHEMA_VERSION.to_string()],
@@ -427,9 +446,10 @@ impl Store {
         conn.execute(
             "INSERT OR REPLACE INTO results (revision, device, arch, package, bench, function,
                 ct_workload, variant, rt_workload, rt_weight, status, message, center, noise,
-                bandwidth, samples, build_seconds, run_seconds, stop, control, kernels, created)
+                bandwidth, samples, build_seconds, run_seconds, stop, control, kernels, provenance,
+                sm_clocks, created)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                ?20, ?21, COALESCE(?22, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
+                ?20, ?21, ?22, ?23, COALESCE(?24, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
             params![
                 m.revision,
                 m.device,
@@ -455,6 +475,13 @@ impl Store {
                     .transpose()?,
                 (!m.kernels.is_empty())
                     .then(|| serde_json::to_string(&m.kernels))
+                    .transpose()?,
+                m.provenance
+                    .as_deref()
+                    .map(|p| provenance::put(conn, p))
+                    .transpose()?,
+                (!m.sm_clocks.is_empty())
+                    .then(|| serde_json::to_string(&m.sm_clocks))
                     .transpose()?,
                 created,
             ],
@@ -506,10 +533,22 @@ impl Store {
         let stop = if self.schema >= 2 { "stop" } else { "NULL" };
         let control = if self.schema >= 3 { "control" } else { "NULL" };
         let kernels = if self.schema >= 4 { "kernels" } else { "NULL" };
+        // Nor one of version 4 the provenance.
+        let (run, clocks) = if self.schema >= 5 {
+            ("provenance", "sm_clocks")
+        } else {
+            ("NULL", "NULL")
+        };
+        let provenances = if self.schema >= 5 {
+            provenance::all(&self.conn)?
+        } else {
+            Default::default()
+        };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT revision, device, arch, package, bench, function, ct_workload, variant,
                     rt_workload, rt_weight, status, message, center, noise, bandwidth, samples,
-                    build_seconds, run_seconds, {stop}, created, {control}, {kernels}
+                    build_seconds, run_seconds, {stop}, created, {control}, {kernels}, {run},
+                    {clocks}
              FROM results ORDER BY created, rowid"
         ))?;
         let rows = stmt
@@ -556,6 +595,15 @@ impl Store {
                     kernels: r
                         .get::<_, Option<String>>(21)?
                         .and_then(|k| serde_json::from_str(&k).ok())
+                        .unwrap_or_default(),
+                    // Shared by the rows of a pass; a digest with no readable document reads
+                    // as unknown.
+                    provenance: r
+                        .get::<_, Option<String>>(22)?
+                        .and_then(|key| provenances.get(&key).cloned()),
+                    sm_clocks: r
+                        .get::<_, Option<String>>(23)?
+                        .and_then(|c| serde_json::from_str(&c).ok())
                         .unwrap_or_default(),
                 };
                 Ok(Dated {
@@ -649,5 +697,6 @@ fn file_uri(path: &Path) -> String {
     uri
 }
 
+pub mod provenance;
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::provenance::Provenance;
 use crate::record::{Scalar, StateRecord};
 
 /// Which backend measures a bench's states.
@@ -184,6 +185,10 @@ pub struct Meta {
     pub protocol: u32,
     /// The gputune version that wrote it.
     pub gputune: String,
+    /// Where and how the process measured, read at the start of its first pass (since
+    /// protocol 8; `None` from a bench that did not say).
+    #[serde(default)]
+    pub provenance: Option<Provenance>,
 }
 
 /// One bench's results.
@@ -233,6 +238,12 @@ pub enum Event {
         variant: Option<String>,
         /// The state, as in the results document.
         state: Box<StateRecord>,
+    },
+    /// Where and how the pass that starts measured: the first event of every pass, before
+    /// its first variant (since protocol 8).
+    Provenance {
+        /// What the process read at the start of the pass.
+        provenance: Box<Provenance>,
     },
     /// Under `--more-on-stdin`: a pass's variants are all done, and the process waits for
     /// the next pass's line on stdin.

@@ -16,6 +16,7 @@ pub mod flags;
 pub mod gputune_toml;
 pub mod hash;
 pub mod manifest;
+pub mod provenance;
 pub mod record;
 pub mod status;
 pub mod units;
@@ -26,6 +27,7 @@ pub use documents::{
 };
 pub use exit::ExitCode;
 pub use flags::BenchArgs;
+pub use provenance::{CudaProvenance, Provenance};
 pub use record::{
     AxisValueRecord, Batch, Comparison, CriterionRecord, ErrorKind, KernelRecord, Samples, Scalar,
     StateRecord, StateStatus, Stop, StopReason, Summary, SummaryDatum, Tolerance,
@@ -38,5 +40,7 @@ pub use status::Status;
 /// numbers, the stop reason is a field, one version instead of protocol 3 and JSON 1.4; 5
 /// added the `process` event (where a process's time went); 6 added `--more-on-stdin` and the
 /// `pass_done` event (further passes in one process); 7 added each state's `kernels` (what
-/// the kernels it launched compiled to: registers, local and shared memory, options).
-pub const PROTOCOL_VERSION: u32 = 7;
+/// the kernels it launched compiled to: registers, local and shared memory, options); 8 added
+/// the `provenance` event and `meta.provenance` (where and how a pass measured: toolchain,
+/// host, driver, NVRTC, clocks, power limit) and each sample's SM clock (`samples.sm_clock`).
+pub const PROTOCOL_VERSION: u32 = 8;

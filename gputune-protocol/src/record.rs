@@ -311,6 +311,12 @@ pub struct Samples {
     pub gpu: Vec<f64>,
     /// Host wall times per sample, launch overhead included.
     pub cpu: Vec<f64>,
+    /// The SM clock of each sample in Hz, as the timestamp kernels around it read it
+    /// (`%clock64` cycles over `%globaltimer` nanoseconds on SM 0): a down-clocked sample
+    /// shows here. Empty where the backend reads no clock (a CPU) and from benches before
+    /// protocol 8.
+    #[serde(default)]
+    pub sm_clock: Vec<f64>,
 }
 
 /// The hot (batched) loop.

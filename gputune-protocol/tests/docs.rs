@@ -8,9 +8,9 @@ use clap::CommandFactory;
 use gputune_protocol::documents::Backend;
 use gputune_protocol::{
     AxisDoc, AxisKind, AxisValueDoc, AxisValueRecord, Batch, BenchArgs, BenchListing, BenchResults,
-    Comparison, CriterionRecord, Device, DevicesDoc, ErrorKind, Event, ExitCode, KernelRecord,
-    ListDoc, Meta, ResultsDoc, Samples, Scalar, StateRecord, StateStatus, Status, Stop, Summary,
-    Tolerance, VerificationRecord, VerifiedAgainst, PROTOCOL_VERSION,
+    Comparison, CriterionRecord, CudaProvenance, Device, DevicesDoc, ErrorKind, Event, ExitCode,
+    KernelRecord, ListDoc, Meta, Provenance, ResultsDoc, Samples, Scalar, StateRecord, StateStatus,
+    Status, Stop, Summary, Tolerance, VerificationRecord, VerifiedAgainst, PROTOCOL_VERSION,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -151,6 +151,7 @@ fn state(stop: Stop) -> StateRecord {
         samples: Some(Samples {
             gpu: vec![0.000_122_070_312_5, 0.000_244_140_625],
             cpu: vec![0.000_244_140_625, 0.000_488_281_25],
+            sm_clock: vec![1_980_000_000.0, 1_755_000_000.0],
         }),
         batch: Some(Batch {
             batch_size: 64,
@@ -163,6 +164,31 @@ fn state(stop: Stop) -> StateRecord {
             shared_bytes: 4096,
             options: vec!["-std=c++17".into(), "--maxrregcount=32".into()],
         }],
+    }
+}
+
+fn provenance() -> Provenance {
+    Provenance {
+        host: Some("gpu-node-7".into()),
+        gputune: "0.1.0".into(),
+        rustc: Some("rustc 1.89.0 (29483883e 2025-08-04)".into()),
+        profile: Some("release".into()),
+        opt_level: Some("3".into()),
+        debug_assertions: Some(false),
+        cuda: Some(CudaProvenance {
+            device: 0,
+            uuid: Some("GPU-5b0b6f1c-8f3e-4d1a-9a55-3c1f0e9d2a71".into()),
+            pci_bus_id: Some("0000:65:00.0".into()),
+            driver: Some("580.159.04".into()),
+            driver_api: Some(13000),
+            nvrtc: Some("13.0".into()),
+            application_sm_clock: Some(1_980_000_000.0),
+            application_memory_clock: Some(2_619_000_000.0),
+            power_limit: Some(700.0),
+            persistence_mode: Some(true),
+            ecc_mode: Some(true),
+            nvml_error: Some("libnvidia-ml.so.1: cannot open shared object file".into()),
+        }),
     }
 }
 
@@ -209,13 +235,17 @@ fn events() -> Vec<Event> {
             },
         },
         Event::PassDone,
+        Event::Provenance {
+            provenance: Box::new(provenance()),
+        },
     ];
     for e in &all {
         match e {
             Event::Variant { .. }
             | Event::State { .. }
             | Event::Process { .. }
-            | Event::PassDone => {}
+            | Event::PassDone
+            | Event::Provenance { .. } => {}
         }
     }
     all
@@ -248,6 +278,7 @@ fn results_doc() -> ResultsDoc {
             argv: vec!["bench".into(), "-a".into(), "T{ct}=f32".into()],
             protocol: PROTOCOL_VERSION,
             gputune: "0.1.0".into(),
+            provenance: Some(provenance()),
         },
         devices: vec![device()],
         benchmarks: vec![BenchResults {
@@ -393,6 +424,7 @@ fn every_field_is_documented() {
     fields.extend(fields_of("BenchListing", &list_doc().benchmarks[0]));
     fields.extend(fields_of("Device", &device()));
     fields.extend(fields_of("Meta", &results_doc().meta));
+    fields.extend(fields_of("Provenance", &provenance()));
     // … and whole documents and events, for everything around and inside them.
     fields.extend(fields_of("ListDoc", &list_doc()));
     fields.extend(fields_of("DevicesDoc", &devices_doc()));
@@ -411,6 +443,9 @@ fn every_field_is_documented() {
         "margin",
         "gputune",
         "event",
+        "provenance",
+        "nvml_error",
+        "sm_clock",
     ] {
         assert!(
             fields.iter().any(|(k, _)| k == must),
@@ -732,4 +767,28 @@ fn a_state_without_kernels_reads_with_none() {
     v.as_object_mut().expect("an object").remove("kernels");
     let back: StateRecord = serde_json::from_value(v).expect("reads without `kernels`");
     assert!(back.kernels.is_empty());
+}
+
+#[test]
+fn a_document_without_provenance_or_clocks_reads_with_none() {
+    let mut v = serde_json::to_value(results_doc()).expect("serialises");
+    v["meta"]
+        .as_object_mut()
+        .expect("meta")
+        .remove("provenance");
+    for b in v["benchmarks"].as_array_mut().expect("benchmarks") {
+        for s in b["states"].as_array_mut().expect("states") {
+            s["samples"]
+                .as_object_mut()
+                .expect("samples")
+                .remove("sm_clock");
+        }
+    }
+    let back: ResultsDoc = serde_json::from_value(v).expect("reads without them");
+    assert!(back.meta.provenance.is_none());
+    let samples = back.benchmarks[0].states[0]
+        .samples
+        .as_ref()
+        .expect("samples");
+    assert!(samples.sm_clock.is_empty() && samples.gpu.len() == 2);
 }

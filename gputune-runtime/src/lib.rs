@@ -110,6 +110,7 @@ pub mod launch;
 mod launched;
 pub mod measure;
 pub mod output;
+pub mod provenance;
 pub mod runner;
 pub mod state;
 pub mod stats;

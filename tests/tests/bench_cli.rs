@@ -61,7 +61,7 @@ fn list_describes_benches_and_axes() {
     let out = run(reduce(), &["--list"]);
     assert!(out.status.success());
     let doc: Value = serde_json::from_slice(&out.stdout).expect("--list prints JSON");
-    assert_eq!(doc["protocol"], 7);
+    assert_eq!(doc["protocol"], 8);
     let b = &doc["benchmarks"][0];
     assert_eq!(b["name"], "reduce");
     assert_eq!(b["backend"], "cpu");
@@ -107,7 +107,7 @@ fn a_run_writes_nvbench_layout_json_with_raw_samples() {
     assert!(table.contains("| T{ct} | Elements{io} |"), "{table}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written"))
         .expect("valid JSON");
-    assert_eq!(doc["meta"]["protocol"], 7);
+    assert_eq!(doc["meta"]["protocol"], 8);
     assert!(doc["meta"]["argv"].as_array().is_some_and(|a| a.len() > 5));
     assert_eq!(doc["devices"][0]["backend"], "cpu");
     let states = doc["benchmarks"][0]["states"].as_array().expect("states");
@@ -203,7 +203,15 @@ fn a_real_run_reads_back_through_the_protocol_types() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("each line is an Event"))
         .collect();
-    assert!(matches!(events[0], Event::Variant { .. }));
+    // The pass says where and how it measures, then its variant starts.
+    match &events[0] {
+        Event::Provenance { provenance } => {
+            assert_eq!(Some(provenance.as_ref()), doc.meta.provenance.as_ref());
+            assert!(provenance.rustc.is_some(), "{provenance:?}");
+        }
+        other => panic!("the stream starts with {other:?}"),
+    }
+    assert!(matches!(events[1], Event::Variant { .. }));
     // The last event says where the process's time went: it measured, and took a sample.
     match events.last() {
         Some(Event::Process { timeline }) => {
@@ -222,7 +230,10 @@ fn a_real_run_reads_back_through_the_protocol_types() {
         .into_iter()
         .filter_map(|e| match e {
             Event::State { state, .. } => Some(*state),
-            Event::Variant { .. } | Event::Process { .. } | Event::PassDone => None,
+            Event::Variant { .. }
+            | Event::Process { .. }
+            | Event::PassDone
+            | Event::Provenance { .. } => None,
         })
         .collect();
     assert_eq!(
@@ -488,14 +499,18 @@ fn further_passes_come_on_stdin_and_run_in_the_same_process() {
             Event::State { .. } => "state",
             Event::PassDone => "pass_done",
             Event::Process { .. } => "process",
+            Event::Provenance { .. } => "provenance",
         })
         .collect();
+    // Each pass says first where and how it measures.
     assert_eq!(
         kinds,
         [
+            "provenance",
             "variant",
             "state",
             "pass_done",
+            "provenance",
             "variant",
             "state",
             "pass_done",

@@ -453,5 +453,7 @@ fn row_of(
         stop: (status == Status::Ok).then_some(StopReason::Criterion),
         control: Vec::new(),
         kernels: Vec::new(),
+        provenance: None,
+        sm_clocks: Vec::new(),
     }
 }

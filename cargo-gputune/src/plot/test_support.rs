@@ -56,6 +56,8 @@ pub(super) fn measurement(
         stop: None,
         control: Vec::new(),
         kernels: Vec::new(),
+        provenance: None,
+        sm_clocks: Vec::new(),
     }
 }
 

@@ -39,6 +39,8 @@ fn m(variant: &str, status: Status, center: Option<f64>) -> Measurement {
         stop: None,
         control: Vec::new(),
         kernels: Vec::new(),
+        provenance: None,
+        sm_clocks: Vec::new(),
     }
 }
 

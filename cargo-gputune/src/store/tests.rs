@@ -25,8 +25,13 @@ fn sample(variant: &str, rt: &str) -> Measurement {
         stop: None,
         control: Vec::new(),
         kernels: Vec::new(),
+        provenance: None,
+        sm_clocks: Vec::new(),
     }
 }
+
+/// The columns schema 5 added to `results`.
+const PROVENANCE_COLUMNS: &str = "    provenance    TEXT,\n    sm_clocks     TEXT,\n";
 
 fn kernel(name: &str, registers: u32, local_bytes: u32) -> KernelRecord {
     KernelRecord {
@@ -119,7 +124,8 @@ fn a_version_1_store_is_read_as_it_is_and_migrated_by_a_search() {
             &SCHEMA
                 .replace("    stop          TEXT,\n", "")
                 .replace("    control       TEXT,\n", "")
-                .replace("    kernels       TEXT,\n", ""),
+                .replace("    kernels       TEXT,\n", "")
+                .replace(PROVENANCE_COLUMNS, ""),
         )
         .expect("schema 1");
         conn.execute_batch(
@@ -154,8 +160,12 @@ fn a_version_3_store_reads_with_no_kernels_and_is_migrated_by_a_search() {
     let path = dir.join("v3.db");
     {
         let conn = Connection::open(&path).expect("sqlite");
-        conn.execute_batch(&SCHEMA.replace("    kernels       TEXT,\n", ""))
-            .expect("schema 3");
+        conn.execute_batch(
+            &SCHEMA
+                .replace("    kernels       TEXT,\n", "")
+                .replace(PROVENANCE_COLUMNS, ""),
+        )
+        .expect("schema 3");
         conn.execute_batch(
             "INSERT INTO meta VALUES ('schema_version', '3');
              INSERT INTO results (revision, device, arch, package, bench, function,
@@ -202,5 +212,111 @@ fn foreign_and_corrupt_files_are_refused() {
     let junk = dir.join("junk.db");
     std::fs::write(&junk, b"this is not sqlite at all, not even close........").expect("write");
     assert!(Store::open(&junk).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn provenance(host: &str, driver: &str) -> Provenance {
+    Provenance {
+        host: Some(host.into()),
+        gputune: "0.1.0".into(),
+        rustc: Some("rustc 1.89.0".into()),
+        profile: Some("release".into()),
+        opt_level: Some("3".into()),
+        debug_assertions: Some(false),
+        cuda: Some(gputune_protocol::CudaProvenance {
+            device: 0,
+            uuid: None,
+            pci_bus_id: Some("0000:65:00.0".into()),
+            driver: Some(driver.into()),
+            driver_api: Some(13000),
+            nvrtc: Some("13.0".into()),
+            application_sm_clock: Some(1.98e9),
+            application_memory_clock: Some(2.619e9),
+            power_limit: Some(700.0),
+            persistence_mode: Some(true),
+            ecc_mode: Some(true),
+            nvml_error: None,
+        }),
+    }
+}
+
+#[test]
+fn provenance_and_sm_clocks_round_trip_and_a_pass_s_provenance_is_kept_once() {
+    let dir = std::env::temp_dir().join(format!("gputune-store-prov-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = Store::open(&dir.join("s.db")).expect("opens");
+    let pass = std::sync::Arc::new(provenance("node-1", "580.159.04"));
+    let mut rows = vec![sample("base", "N=1"), sample("base", "N=2")];
+    for row in &mut rows {
+        row.provenance = Some(pass.clone());
+        row.sm_clocks = vec![1.98e9, 1.755e9];
+    }
+    store.put(&rows).expect("put");
+    let mut other = sample("x_1", "N=1");
+    other.provenance = Some(std::sync::Arc::new(provenance("node-2", "575.57.08")));
+    store.put(std::slice::from_ref(&other)).expect("put");
+    let read = store.measurements().expect("read");
+    assert_eq!(read[..2], rows[..]);
+    assert_eq!(read[2], other);
+    assert!(read[2].sm_clocks.is_empty());
+    let distinct: i64 = store
+        .conn
+        .query_row("SELECT COUNT(*) FROM provenance", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(distinct, 2, "one row per distinct provenance");
+    // The rows of one pass share one value in memory too.
+    assert!(std::sync::Arc::ptr_eq(
+        read[0].provenance.as_ref().expect("some"),
+        read[1].provenance.as_ref().expect("some")
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_version_4_store_reads_without_provenance_and_is_migrated_by_a_search() {
+    let dir = std::env::temp_dir().join(format!("gputune-store-v4-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("v4.db");
+    {
+        let conn = Connection::open(&path).expect("sqlite");
+        conn.execute_batch(&SCHEMA.replace(PROVENANCE_COLUMNS, ""))
+            .expect("schema 4");
+        conn.execute_batch(
+            "INSERT INTO meta VALUES ('schema_version', '4');
+             INSERT INTO results (revision, device, arch, package, bench, function,
+                 ct_workload, variant, rt_workload, rt_weight, status, center, samples,
+                 stop, kernels)
+             VALUES ('r', 'd', 'sm_90', 'p', 'b', 'f', '*', 'x_1', 'N=1', 1.0, 'ok', 1.0,
+                 '[1.0]', 'criterion', '[{\"name\": \"k\", \"registers\": 32, \"local_bytes\": 0, \"shared_bytes\": 0, \"options\": []}]');",
+        )
+        .expect("a row");
+    }
+    let ro = Store::open_read_only(&path).expect("reads version 4");
+    assert_eq!(ro.schema(), 4);
+    let rows = ro.measurements().expect("rows");
+    assert!(rows[0].provenance.is_none() && rows[0].sm_clocks.is_empty());
+    assert_eq!(rows[0].kernels[0].registers, 32);
+    drop(ro);
+    let rw = Store::open(&path).expect("migrates");
+    assert_eq!(rw.schema(), SCHEMA_VERSION);
+    assert_eq!(
+        rw.schema_version().expect("meta"),
+        Some(SCHEMA_VERSION.to_string())
+    );
+    let old = rw.measurements().expect("rows");
+    assert_eq!(
+        old[0].kernels[0].registers, 32,
+        "kept through the migration"
+    );
+    assert!(old[0].provenance.is_none());
+    let mut new = sample("x_2", "N=1");
+    new.provenance = Some(std::sync::Arc::new(provenance("node-1", "580.159.04")));
+    new.sm_clocks = vec![1.9e9, 1.9e9];
+    rw.put(std::slice::from_ref(&new)).expect("put");
+    assert_eq!(rw.measurements().expect("rows")[1], new);
+    assert_eq!(rw.integrity().expect("check"), "ok");
+    drop(rw);
+    assert!(Store::open(&path).is_ok(), "reopens migrated");
     let _ = std::fs::remove_dir_all(&dir);
 }

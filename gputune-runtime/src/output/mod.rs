@@ -24,6 +24,8 @@ pub struct RunReport {
     pub devices: Vec<DeviceInfo>,
     /// Benches, in registration order.
     pub benchmarks: Vec<BenchReport>,
+    /// Where and how the run measured, read at the start of its first pass.
+    pub provenance: Option<gputune_protocol::Provenance>,
 }
 
 /// One bench's results.

@@ -268,6 +268,7 @@ mod tests {
             argv: Vec::new(),
             devices: vec![device(BackendKind::Cpu), device(BackendKind::Cuda)],
             benchmarks: benches,
+            provenance: None,
         };
         to_table(&report)
             .lines()

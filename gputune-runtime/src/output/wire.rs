@@ -318,6 +318,13 @@ pub fn state_record(s: &StateReport, devices: &[DeviceInfo]) -> StateRecord {
         samples: o.cold.as_ref().map(|c| Samples {
             gpu: c.gpu_times.clone(),
             cpu: c.cpu_times.clone(),
+            // One clock per kept sample, or none: a backend that read some clocks and not
+            // others would misalign them.
+            sm_clock: if c.sm_clock_rates.len() == c.gpu_times.len() {
+                c.sm_clock_rates.clone()
+            } else {
+                Vec::new()
+            },
         }),
         batch: o.hot.as_ref().map(|h| Batch {
             batch_size: h.batch_size,
@@ -334,6 +341,7 @@ pub fn results_doc(report: &RunReport) -> ResultsDoc {
             argv: report.argv.clone(),
             protocol: PROTOCOL_VERSION,
             gputune: env!("CARGO_PKG_VERSION").to_string(),
+            provenance: report.provenance.clone(),
         },
         devices: report.devices.iter().map(device_record).collect(),
         benchmarks: report

@@ -70,6 +70,16 @@ impl Backends {
         Ok(devices)
     }
 
+    /// Where and how the run measures now: what built it, the host, and the CUDA device's
+    /// driver, NVRTC and settings where one is open (read again at each call).
+    pub(super) fn provenance(&self) -> gputune_protocol::Provenance {
+        #[cfg(feature = "cuda")]
+        let cuda = self.cuda.as_ref().map(|c| c.provenance());
+        #[cfg(not(feature = "cuda"))]
+        let cuda = None;
+        crate::provenance::provenance(cuda)
+    }
+
     pub(super) fn devices(&self) -> Vec<DeviceInfo> {
         let mut d = Vec::new();
         if let Some(c) = &self.cpu {

@@ -55,6 +55,16 @@ impl EventStream {
         lines.emit(&Event::PassDone)
     }
 
+    /// A pass starts: where and how it measures.
+    pub(super) fn provenance(&mut self, provenance: &gputune_protocol::Provenance) -> Result<()> {
+        let Some(lines) = &mut self.0 else {
+            return Ok(());
+        };
+        lines.emit(&Event::Provenance {
+            provenance: Box::new(provenance.clone()),
+        })
+    }
+
     /// The process is done: where its time went, as its last event.
     pub(super) fn process(&mut self) -> Result<()> {
         let Some(lines) = &mut self.0 else {

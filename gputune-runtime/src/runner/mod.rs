@@ -136,8 +136,13 @@ pub fn run(args: &[String], benches: Vec<Bench>, criteria: Criteria) -> Result<i
         argv: args.to_vec(),
         devices: runner.devices().to_vec(),
         benchmarks: Vec::new(),
+        provenance: None,
     };
     loop {
+        // Each pass says where and how it measures before its first variant: a later pass
+        // may meet other clocks or another power limit than the first.
+        let provenance = runner.pass_starts()?;
+        report.provenance.get_or_insert(provenance);
         for (bench, &index) in benches.iter().zip(&indices) {
             report
                 .benchmarks
@@ -253,6 +258,58 @@ mod tests {
             "{}",
             states[1]
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_pass_starts_with_its_provenance_and_the_document_keeps_it() {
+        let dir = std::env::temp_dir().join(format!("gputune-prov-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let (jsonl, json) = (dir.join("run.jsonl"), dir.join("run.json"));
+        let plain = |state: &mut State<'_>| -> BenchResult {
+            state.exec(|_| Ok(()));
+            Ok(())
+        };
+        let args: Vec<String> = [
+            "bench",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "3",
+            "--min-samples",
+            "3",
+            "--no-batch",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(["--jsonl".into(), jsonl.display().to_string()])
+        .chain(["--json".into(), json.display().to_string()])
+        .collect();
+        let code = run(&args, vec![Bench::new("plain", plain)], Criteria::builtin());
+        assert_eq!(code.expect("runs"), EXIT_OK);
+        let events = lines(&jsonl);
+        assert_eq!(events[0]["event"], "provenance", "{events:?}");
+        let p = &events[0]["provenance"];
+        // A CPU run: what built it and where, and no CUDA side.
+        assert!(p["cuda"].is_null(), "{p}");
+        assert!(
+            p["rustc"].as_str().is_some_and(|r| r.starts_with("rustc ")),
+            "{p}"
+        );
+        assert_eq!(p["gputune"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(events[1]["event"], "variant", "{events:?}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("--json written"))
+                .expect("JSON");
+        assert_eq!(&doc["meta"]["provenance"], p);
+        // The CPU reads no SM clock: no clocks, rather than misaligned ones.
+        let samples = &doc["benchmarks"][0]["states"][0]["samples"];
+        assert_eq!(
+            samples["gpu"].as_array().map(Vec::len),
+            Some(3),
+            "{samples}"
+        );
+        assert_eq!(samples["sm_clock"], serde_json::json!([]), "{samples}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -75,6 +75,14 @@ impl Runner {
         self.events.pass_done()
     }
 
+    /// A pass starts: where and how it measures, read now, goes out as its first event.
+    /// Returns it, for the results document.
+    pub(super) fn pass_starts(&mut self) -> Result<gputune_protocol::Provenance> {
+        let provenance = self.backends.provenance();
+        self.events.provenance(&provenance)?;
+        Ok(provenance)
+    }
+
     /// The registered criteria, taken out for the next pass's settings ([`Runner::next_pass`]).
     pub(super) fn take_criteria(&mut self) -> crate::criterion::Criteria {
         self.exec.criteria.take()

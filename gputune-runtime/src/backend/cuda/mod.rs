@@ -29,9 +29,11 @@ pub mod include;
 mod limits;
 mod mapped;
 mod module;
+pub mod nvml;
 mod nvrtc;
 mod precompile;
 mod program;
+mod provenance;
 mod quiet;
 mod timing;
 
