@@ -37,6 +37,9 @@
 # - scale-sizes: .gpu/scale-sizes-bundle, the scale space (155 variants, T=f32) at four sizes,
 #   2^16, 2^20, 2^24 and 2^28 elements (from a working set L2 holds many times over to one
 #   streamed from HBM), for gpu-per-size.sh (issue 26's per-size winners, first call).
+# - histogram-sizes: .gpu/histogram-sizes-bundle, the histogram's space (240 points) at 2^16,
+#   2^20, 2^23 and 2^26 keys: few keys per block make the merge of the private histograms
+#   weigh, many make the counting weigh (gpu-per-size.sh with BUNDLE=…).
 # - per-size-prod: needs STORE=FILE, the store gpu-per-size.sh returned. The two production
 #   builds of the scale bench it compares (issue 26, second call): .gpu/scale-per-size from
 #   `apply --per-size`, .gpu/scale-single from `apply` (one winner), each with the gputune.toml
@@ -105,6 +108,10 @@ for line in sys.stdin:
     scale-sizes)
       bundle .gpu/scale-sizes-bundle -p gputune-example-scale-cuda search \
         -a 'T{ct}=f32' -a 'Elements{io}[pow2]=[16,20,24,28]'
+      ;;
+    histogram-sizes)
+      bundle .gpu/histogram-sizes-bundle -p gputune-example-histogram-cuda search \
+        -a 'Keys{io}[pow2]=[16,20,23,26]'
       ;;
     per-size-prod)
       store=${STORE:?per-size-prod needs STORE=FILE, the store of gpu-per-size.sh}
@@ -210,7 +217,7 @@ for line in sys.stdin:
         examples/histogram-cuda/src/histogram.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, scale, scale-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, scale, scale-sizes, histogram-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac

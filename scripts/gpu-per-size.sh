@@ -6,7 +6,7 @@
 # size's best is known on full samples, not on screening ones; RUN_ARGS= (empty) runs the
 # default deciding search instead.
 #
-#   OUT=DIR [RUN_ARGS=--no-race] bash .gpu/gpu-per-size.sh
+#   OUT=DIR [RUN_ARGS=--no-race] [BUNDLE=.gpu/scale-sizes-bundle] bash .gpu/gpu-per-size.sh
 #
 # Needs .gpu/scale-sizes-bundle (`bash scripts/build-gpu.sh scale-sizes`). Writes to $OUT:
 # per-size.db (the store to apply from: bring it back), search.log, gpu.txt, time.txt, and
@@ -14,7 +14,7 @@
 # (`report --per-size`: each size's best against the single winner).
 set -uo pipefail
 out=${OUT:?set OUT to the folder for the store, logs and reports}
-bundle=.gpu/scale-sizes-bundle
+bundle=${BUNDLE:-.gpu/scale-sizes-bundle}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,power.limit,ecc.mode.current \
   --format=csv > "$out/gpu.txt" 2>&1

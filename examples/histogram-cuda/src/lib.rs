@@ -25,7 +25,8 @@ pub static HISTOGRAM: Kernel = gputune_macros::kernel!("src/histogram.cu", "hist
 /// histograms per block `copies` (warps share them round robin: fewer threads contend for
 /// a bin) and resident blocks per SM `bps` (the grid is that many blocks per SM, walking the
 /// keys grid-stride), within the SM's 2048 threads: 240 points. Base is 256 threads of one
-/// key each, one histogram per block, four blocks per SM.
+/// key each, one histogram per block, four blocks per SM. `size(Keys = …)`: production builds
+/// may run a winner per range of the key count (`apply --per-size --size-axis Keys`).
 #[tune(
     tpb = [128, 256, 512, 1024],
     ipt = [1, 2, 4, 8, 16],
@@ -33,7 +34,8 @@ pub static HISTOGRAM: Kernel = gputune_macros::kernel!("src/histogram.cu", "hist
     bps = [1, 2, 4, 8],
     require(copies * 32 <= tpb),
     require(tpb * bps <= 2048),
-    base(tpb = 256, ipt = 1, copies = 1, bps = 4)
+    base(tpb = 256, ipt = 1, copies = 1, bps = 4),
+    size(Keys = keys.len())
 )]
 pub fn histogram(
     stream: &Arc<CudaStream>,
