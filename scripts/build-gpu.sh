@@ -181,7 +181,7 @@ for line in sys.stdin:
       bundle .gpu/gemv-bundle -p gputune-example-gemv-half search -a 'T=bf16'
       ;;
     histogram)
-      bundle .gpu/histogram-bundle -p gputune-example-histogram-cuda search
+      bundle .gpu/histogram-bundle -p gputune-example-histogram-cuda search -a 'Keys{io}[pow2]=26'
       ;;
     real-kernels)
       # CUDA's headers, CUB, an embedded header and a register limit through the kernel handle

@@ -44,6 +44,6 @@ fn bench(state: &mut State<'_>) -> BenchResult {
 fn main() {
     gputune_runtime::main(vec![Bench::new("histogram", bench)
         .tunes("histogram")
-        .add_int64_power_of_two_axis("Keys{io}", [26])
+        .add_int64_power_of_two_axis("Keys{io}", [16, 20, 23, 26])
         .backend(BackendKind::Cuda)]);
 }
