@@ -33,6 +33,7 @@ Examples:
   cargo gputune report --format json > perf/baseline.json
   cargo gputune check --baseline perf/baseline.json --min-score 1.0
   cargo gputune check --baseline perf/baseline.json --junit target/gputune/check.xml
+  cargo gputune check --baseline perf/baseline.json --remeasure --strict-provenance
   cargo gputune search --build-only --bundle gpu-bundle    # then, on the GPU host:
   gpu-bundle/cargo-gputune run-bundle gpu-bundle           # and anywhere:
   cargo gputune report --db gpu-bundle/gputune.db
@@ -464,6 +465,37 @@ pub struct CheckArgs {
     /// that is set, as it is in a GitHub Actions step).
     #[arg(long)]
     pub no_step_summary: bool,
+    /// An UNDECIDED workload (outside the SAME band, inside what the samples can resolve)
+    /// does not fail the gate (without it: exit 3).
+    #[arg(long)]
+    pub allow_undecided: bool,
+    /// A current run measured under another provenance than the baseline (driver, CUDA,
+    /// NVRTC, application clocks, power limit) fails the gate (exit 4); without it, check
+    /// says so and passes.
+    #[arg(long)]
+    pub strict_provenance: bool,
+    /// Measure the UNDECIDED workloads again (needs their bench binaries: built from the
+    /// workspace, or from --bundle DIR; and the device they were measured on): base and the
+    /// variant interleaved in one process, in passes of --remeasure-block samples, until each
+    /// is decided or has --remeasure-budget samples. The new samples replace the rows in the
+    /// store.
+    #[arg(long)]
+    pub remeasure: bool,
+    /// With --remeasure: take the bench binaries from this bundle (`search --build-only
+    /// --bundle DIR`) instead of building them; what a GPU host without cargo does.
+    #[arg(long, value_name = "DIR", requires = "remeasure")]
+    pub bundle: Option<PathBuf>,
+    /// With --remeasure: the most new samples of each workload (and as many of base beside
+    /// it).
+    #[arg(long, default_value_t = 400, value_name = "N", requires = "remeasure")]
+    pub remeasure_budget: usize,
+    /// With --remeasure: cold samples of base and of each variant per pass.
+    #[arg(long, default_value_t = 10, value_name = "N", requires = "remeasure")]
+    pub remeasure_block: usize,
+    /// With --remeasure: the CUDA device (ordinal) to measure on; it must be the device the
+    /// rows were measured on.
+    #[arg(long, default_value_t = 0, value_name = "N", requires = "remeasure")]
+    pub device: u32,
 }
 
 /// `check --format`.

@@ -22,7 +22,7 @@ fn store_path(ws: &Workspace, db: Option<&PathBuf>) -> PathBuf {
 /// The groups of the `selected` packages (all with `None`). Naming a package of which the
 /// store holds nothing is a usage error that says what it does hold: an empty report would
 /// look like a package that measured nothing.
-fn select_groups(
+pub(crate) fn select_groups(
     groups: Vec<results::Group>,
     selected: Option<&[String]>,
     store: &std::path::Path,
@@ -65,7 +65,7 @@ pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
         Command::Import(i) => import_command(ws, &args, &i, out),
         Command::Export(e) => export_command(ws, &args, &e, out),
         Command::Apply(a) => apply_command(&ws?, &args, &a, out),
-        Command::Check(c) => check_command(&ws?, &args, &c),
+        Command::Check(c) => check_command(ws, &args, &c, out),
     }
 }
 
@@ -461,35 +461,15 @@ fn apply_command(
     Ok(0)
 }
 
-/// `check`: the CI gate against a baseline and a minimum score.
-fn check_command(ws: &Workspace, args: &crate::cargo::Options, c: &cli::CheckArgs) -> Result<i32> {
-    let (store, groups) = workspace_results(ws, args)?;
-    let comparisons = match &c.baseline {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the baseline {}", path.display()))
-                .map_err(|e| e.context(Usage("bad --baseline".into())))?;
-            let doc: serde_json::Value = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not JSON", path.display()))
-                .map_err(|e| e.context(Usage("bad --baseline".into())))?;
-            Some(
-                check::compare(&groups, &doc, c.threshold)
-                    .map_err(|e| e.context(Usage("bad --baseline".into())))?,
-            )
-        }
-        None => None,
-    };
-    if c.baseline.is_none() && c.min_score.is_none() {
-        return Err(anyhow::Error::new(Usage(
-            "check needs --baseline FILE, --min-score SCORE, or both".into(),
-        )));
-    }
-    let outcome = check::Outcome {
-        baseline: comparisons,
-        applied: check::applied_scores(ws, &groups, &store)?,
-        min_score: c.min_score,
-        threshold: c.threshold,
-    };
+/// `check`: the CI gate against a baseline and a minimum score; exit 0 pass, 1 regression, 3
+/// undecided, 4 provenance differs under `--strict-provenance` ([`check::GateResult`]).
+fn check_command(
+    ws: Result<Workspace>,
+    args: &crate::cargo::Options,
+    c: &cli::CheckArgs,
+    out: &mut Output,
+) -> Result<i32> {
+    let outcome = check::command::outcome(ws, args, c, out)?;
     let md = check::markdown::render(&outcome);
     match c.format {
         cli::CheckFormat::Table => print!("{md}"),
@@ -530,7 +510,7 @@ fn check_command(ws: &Workspace, args: &crate::cargo::Options, c: &cli::CheckArg
                 )
             })?;
     }
-    Ok(if outcome.pass() { 0 } else { 1 })
+    Ok(outcome.result().exit_code())
 }
 
 /// Writes `text` to `path`, given by `flag`, creating its directory.

@@ -32,6 +32,7 @@ pub mod protocol;
 pub mod provenance;
 pub mod replay;
 pub mod report;
+pub mod resolution;
 pub mod results;
 pub mod runs;
 pub mod score;

@@ -11,6 +11,8 @@ use crate::present;
 use crate::results::{Group, Ranked};
 use crate::store::{Measurement, Store};
 
+pub mod provenance;
+
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -65,6 +67,7 @@ pub fn to_json(groups: &[Group], top: usize) -> Value {
                 "arch": g.arch,
                 "revision": g.revision,
                 "ct_workload": g.ct_workload,
+                "provenance": provenance::json(g),
                 "variants": listed.iter().map(|r| json!({
                     "variant": r.variant,
                     "status": r.status,
@@ -78,14 +81,18 @@ pub fn to_json(groups: &[Group], top: usize) -> Value {
                     "time": r.timing.map(|t| t.time),
                     "noise": r.timing.and_then(|t| t.noise),
                     "kernels": r.kernels,
-                    "workloads": g.variants.get(&r.variant).map(|ms| ms.iter().map(|m| json!({
-                        "rt_workload": m.rt_workload,
-                        "status": m.status,
-                        "center": m.center,
-                        "noise": m.noise,
-                        "samples": m.samples.len(),
-                        "stop": m.stop.map(|s| s.as_str()),
-                    })).collect::<Vec<_>>()),
+                    "workloads": g.variants.get(&r.variant).map(|ms| ms.iter().map(|m| {
+                        let mut w = json!({
+                            "rt_workload": m.rt_workload,
+                            "status": m.status,
+                            "center": m.center,
+                            "noise": m.noise,
+                            "samples": m.samples.len(),
+                            "stop": m.stop.map(|s| s.as_str()),
+                        });
+                        crate::check::verdict::export_workload(g, m, &mut w);
+                        w
+                    }).collect::<Vec<_>>()),
                 })).collect::<Vec<_>>(),
             })
         })
@@ -103,7 +110,7 @@ const LEGEND: [&str; 5] = [
     "score: weighted mean of the speedups over base (base time / variant time) on the runtime workloads; > 1 is faster",
     "mins, means, maxs: smallest, mean and largest unweighted speedup over the runtime workloads",
     "time: median time (median over the runtime workloads when several); noise: relative stdev of the samples",
-    "samples: cold samples over the runtime workloads, and why measuring stopped: criterion (in full), screened (the first pass only: it could not win), raced (clearly behind a faster one), timeout",
+    "samples: cold samples over the runtime workloads, and why measuring stopped: criterion (in full), screened (the first pass only: it could not win), raced (clearly behind a faster one), timeout, remeasured (measured again by check --remeasure)",
     "sig: + significantly faster than base, - significantly slower, ~ within noise (Mann-Whitney U, p < 0.05, and a difference beyond the noise and 0.5 %)",
 ];
 
@@ -296,6 +303,9 @@ fn table(groups: &[Group], top: usize) -> String {
     for (g, listed, hidden) in &listings {
         let rows: Vec<Vec<String>> = listed.iter().map(|r| columns.row(cells(g, r), r)).collect();
         s.push_str(&format!("{}\n", crate::present::title(g)));
+        for line in provenance::lines(g) {
+            s.push_str(&format!("  {line}\n"));
+        }
         let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
         for r in &rows {
             for (w, c) in width.iter_mut().zip(r) {
@@ -351,9 +361,12 @@ fn markdown(groups: &[Group], top: usize) -> String {
         })
         .collect();
     for (g, listed, hidden) in &listings {
+        s.push_str(&format!("### {}\n\n", crate::present::title(g)));
+        for line in provenance::lines(g) {
+            s.push_str(&format!("{line}\n\n"));
+        }
         s.push_str(&format!(
-            "### {}\n\n| {} |\n|{}|\n",
-            crate::present::title(g),
+            "| {} |\n|{}|\n",
             header.join(" | "),
             align.join("|")
         ));

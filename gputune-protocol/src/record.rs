@@ -149,24 +149,29 @@ pub enum StopReason {
     /// A search that decides screened it with `--min-samples` cold samples, and it could not
     /// be the winner (nor tie it within noise), so it was not measured further.
     Screened,
+    /// `check --remeasure` measured it again, interleaved with base in one process, until its
+    /// verdict against the baseline was settled or its sample budget was spent.
+    Remeasured,
 }
 
 impl StopReason {
     /// Every reason.
-    pub const ALL: [StopReason; 4] = [
+    pub const ALL: [StopReason; 5] = [
         StopReason::Criterion,
         StopReason::Timeout,
         StopReason::Raced,
         StopReason::Screened,
+        StopReason::Remeasured,
     ];
 
-    /// The stable name: `criterion`, `timeout`, `raced` or `screened`.
+    /// The stable name: `criterion`, `timeout`, `raced`, `screened` or `remeasured`.
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Criterion => "criterion",
             StopReason::Timeout => "timeout",
             StopReason::Raced => "raced",
             StopReason::Screened => "screened",
+            StopReason::Remeasured => "remeasured",
         }
     }
 

@@ -3,26 +3,37 @@
 
 use serde::Serialize;
 
-use super::{Comparison, Outcome};
+use super::{verdict, Comparison, Outcome};
 
-/// Version of the check JSON.
-pub const CHECK_VERSION: u32 = 1;
+/// Version of the check JSON. 2 added UNDECIDED (`undecided`, each workload's `resolution`,
+/// `band` and `remeasured`), the results `undecided` and `provenance`, `exit_code` and
+/// `provenance`.
+pub const CHECK_VERSION: u32 = 2;
 
 /// The document.
 #[derive(Debug, Serialize)]
 pub struct Document<'a> {
     /// [`CHECK_VERSION`].
     pub version: u32,
-    /// `pass` or `regression`, as the exit code says (0 or 1).
+    /// `pass`, `regression`, `undecided` or `provenance`, as the exit code says.
     pub result: &'static str,
+    /// The exit code: 0 pass, 1 regression, 3 undecided, 4 provenance (under
+    /// `--strict-provenance`).
+    pub exit_code: i32,
     /// `--threshold`.
     pub threshold: f64,
+    /// `--allow-undecided`.
+    pub allow_undecided: bool,
+    /// `--strict-provenance`.
+    pub strict_provenance: bool,
     /// `--min-score`.
     pub min_score: Option<f64>,
     /// The comparison with `--baseline`; absent without one.
     pub baseline: Option<Baseline<'a>>,
     /// The applied variants, judged only with `--min-score`.
     pub applied: Vec<Applied<'a>>,
+    /// What `--remeasure` could not measure again, and why.
+    pub remeasure_notes: &'a [String],
 }
 
 /// The comparison with the baseline.
@@ -36,6 +47,10 @@ pub struct Baseline<'a> {
     pub fast: usize,
     /// SLOW.
     pub slow: usize,
+    /// UNDECIDED.
+    pub undecided: usize,
+    /// Where the groups were measured under another provenance than the baseline.
+    pub provenance: Provenance<'a>,
     /// Groups of the baseline with no counterpart in the store.
     pub unmatched: &'a [String],
     /// The groups the store holds.
@@ -55,8 +70,58 @@ pub struct Compared<'a> {
     pub base_drift: Option<f64>,
     /// The relative change judged, base's drift taken out (0.02: 2 % slower).
     pub change: f64,
-    /// `SAME`, `FAST` or `SLOW`.
+    /// `SAME`, `FAST`, `SLOW` or `UNDECIDED`.
     pub verdict: &'a str,
+    /// The half-width of the change's 95 % interval; `null` where the samples bound none.
+    pub resolution: Option<f64>,
+    /// The largest change called SAME.
+    pub band: f64,
+    /// What `--remeasure` measured, if it measured this workload again.
+    pub remeasured: Option<Remeasured>,
+}
+
+/// A workload measured again.
+#[derive(Debug, Serialize)]
+pub struct Remeasured {
+    /// Its verdict before.
+    pub before: &'static str,
+    /// Its new samples.
+    pub samples: usize,
+    /// Base's beside them.
+    pub base_samples: usize,
+    /// Passes of the process.
+    pub rounds: usize,
+    /// `--remeasure-budget`.
+    pub budget: usize,
+}
+
+/// The provenance comparison.
+#[derive(Debug, Serialize)]
+pub struct Provenance<'a> {
+    /// Groups measured under another provenance.
+    pub differences: Vec<Difference<'a>>,
+    /// Groups not compared, and why.
+    pub unknown: &'a [String],
+}
+
+/// One group measured under another provenance.
+#[derive(Debug, Serialize)]
+pub struct Difference<'a> {
+    /// `package/bench.function [ct] on device`.
+    pub group: &'a str,
+    /// What differs.
+    pub changed: Vec<Changed<'a>>,
+}
+
+/// One field that differs.
+#[derive(Debug, Serialize)]
+pub struct Changed<'a> {
+    /// Its key (`driver`, `power_limit`).
+    pub field: &'a str,
+    /// Its values in the baseline, as shown.
+    pub baseline: &'a [String],
+    /// Its values now.
+    pub current: &'a [String],
 }
 
 /// An applied variant and its score.
@@ -81,6 +146,15 @@ impl<'a> From<&'a Comparison> for Compared<'a> {
             base_drift: c.base_drift,
             change: c.change(),
             verdict: c.verdict,
+            resolution: c.resolution,
+            band: c.band,
+            remeasured: c.remeasured.as_ref().map(|r| Remeasured {
+                before: r.before,
+                samples: r.samples,
+                base_samples: r.base_samples,
+                rounds: r.rounds,
+                budget: r.budget,
+            }),
         }
     }
 }
@@ -89,14 +163,38 @@ impl<'a> From<&'a Comparison> for Compared<'a> {
 pub fn document(outcome: &Outcome) -> Document<'_> {
     Document {
         version: CHECK_VERSION,
-        result: if outcome.pass() { "pass" } else { "regression" },
+        result: outcome.result().as_str(),
+        exit_code: outcome.result().exit_code(),
         threshold: outcome.threshold,
+        allow_undecided: outcome.allow_undecided,
+        strict_provenance: outcome.strict_provenance,
         min_score: outcome.min_score,
         baseline: outcome.baseline.as_ref().map(|b| Baseline {
             compared: b.rows.iter().map(Compared::from).collect(),
-            same: outcome.count("SAME"),
-            fast: outcome.count("FAST"),
-            slow: outcome.count("SLOW"),
+            same: outcome.count(verdict::SAME),
+            fast: outcome.count(verdict::FAST),
+            slow: outcome.count(verdict::SLOW),
+            undecided: outcome.count(verdict::UNDECIDED),
+            provenance: Provenance {
+                differences: b
+                    .provenance
+                    .differences
+                    .iter()
+                    .map(|d| Difference {
+                        group: &d.group,
+                        changed: d
+                            .changed
+                            .iter()
+                            .map(|c| Changed {
+                                field: c.key,
+                                baseline: &c.then,
+                                current: &c.now,
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+                unknown: &b.provenance.unknown,
+            },
             unmatched: &b.unmatched,
             found: &b.found,
         }),
@@ -110,6 +208,7 @@ pub fn document(outcome: &Outcome) -> Document<'_> {
                 pass: outcome.applied_passes(a),
             })
             .collect(),
+        remeasure_notes: &outcome.remeasure_notes,
     }
 }
 
@@ -140,5 +239,26 @@ mod tests {
         assert_eq!(slow["change"], 0.25);
         assert!(slow["base_drift"].is_null());
         assert!(doc["min_score"].is_null());
+        assert_eq!(doc["exit_code"], 1);
+        assert_eq!(doc["baseline"]["undecided"], 0);
+        assert_eq!(slow["resolution"], 0.001);
+        assert!(slow["remeasured"].is_null());
+        assert_eq!(
+            doc["baseline"]["provenance"]["differences"],
+            serde_json::json!([])
+        );
+    }
+
+    #[test]
+    fn an_undecided_workload_is_its_own_result_and_exit_code() {
+        let mut undecided = comparison("b.f [*] x_1 N=1", 1.02, "UNDECIDED");
+        undecided.resolution = None;
+        let doc: serde_json::Value =
+            serde_json::from_str(&render(&compared(vec![undecided])).expect("serialises"))
+                .expect("JSON");
+        assert_eq!(doc["result"], "undecided");
+        assert_eq!(doc["exit_code"], 3);
+        assert_eq!(doc["baseline"]["undecided"], 1);
+        assert!(doc["baseline"]["compared"][0]["resolution"].is_null());
     }
 }

@@ -1,7 +1,9 @@
 //! The gate's verdict as JUnit XML (`check --junit FILE`), the format CI systems (Jenkins,
 //! GitLab, GitHub's test-report actions) read: one test case per compared workload, failed
-//! when SLOW, with the numbers in the failure; one per applied variant under `--min-score`;
-//! one failed case when the baseline matched nothing.
+//! when SLOW, or UNDECIDED without `--allow-undecided`, with the numbers in the failure; one
+//! per applied variant under `--min-score`; one failed case when the baseline matched
+//! nothing; under `--strict-provenance`, one failed case per group measured under another
+//! provenance than the baseline.
 //!
 //! The document follows the Apache Ant JUnit schema, the strictest of those in use, so that
 //! any reader accepts it: `<testsuites>` without attributes around one `<testsuite>` that
@@ -13,13 +15,16 @@ use std::fmt::Write as _;
 
 use gputune_protocol::units::format_duration;
 
-use super::{markdown, Comparison, Outcome};
+use super::{markdown, verdict, Comparison, Outcome};
 
 /// `classname` of the cases that compare with the baseline.
 pub const BASELINE_CLASS: &str = "gputune.check.baseline";
 
 /// `classname` of the cases of the score gate.
 pub const MIN_SCORE_CLASS: &str = "gputune.check.min_score";
+
+/// `classname` of the cases of `--strict-provenance`.
+pub const PROVENANCE_CLASS: &str = "gputune.check.provenance";
 
 /// One test case: its class, name, and the failure (`type`, `message`, text) if it failed.
 struct Case {
@@ -29,17 +34,25 @@ struct Case {
 }
 
 /// The message of a compared workload: its verdict and every number it was judged by.
-fn numbers(c: &Comparison, threshold: f64) -> String {
+fn numbers(c: &Comparison) -> String {
     let drift = c.base_drift.map_or(String::new(), |d| {
         format!(", base drift {:+.2} %", (d - 1.0) * 100.0)
     });
+    let remeasured = c.remeasured.as_ref().map_or(String::new(), |r| {
+        format!(
+            "; measured again: {} samples with {} of base",
+            r.samples, r.base_samples
+        )
+    });
     format!(
-        "{}: {:+.2} % against the baseline (baseline {}, current {}{drift}; threshold {:.2} %)",
+        "{}: {:+.2} % against the baseline (baseline {}, current {}{drift}; same within \
+         ±{:.2} %, resolved to {}{remeasured})",
         c.verdict,
         c.change() * 100.0,
         format_duration(c.baseline),
         format_duration(c.current),
-        threshold * 100.0
+        c.band * 100.0,
+        markdown::resolution(c.resolution),
     )
 }
 
@@ -67,18 +80,33 @@ fn cases(outcome: &Outcome) -> Vec<Case> {
         });
     }
     for c in outcome.comparisons() {
-        let message = numbers(c, outcome.threshold);
+        let message = numbers(c);
+        let fails = c.verdict == verdict::SLOW
+            || (c.verdict == verdict::UNDECIDED && !outcome.allow_undecided);
         cases.push(Case {
             class: BASELINE_CLASS,
             name: c.name.clone(),
-            failure: (c.verdict == "SLOW").then(|| {
+            failure: fails.then(|| {
                 (
-                    "SLOW",
+                    c.verdict,
                     message.clone(),
                     format!("{message}\n{}\n", markdown::CHANGE),
                 )
             }),
         });
+    }
+    if outcome.strict_provenance {
+        for d in outcome.provenance_differences() {
+            let message = format!(
+                "measured under another provenance than the baseline: {}",
+                d.describe()
+            );
+            cases.push(Case {
+                class: PROVENANCE_CLASS,
+                name: d.group.clone(),
+                failure: Some(("PROVENANCE", message.clone(), message)),
+            });
+        }
     }
     if let Some(min) = outcome.min_score {
         for a in &outcome.applied {
@@ -113,11 +141,12 @@ pub fn render(outcome: &Outcome, timestamp: &str, hostname: &str) -> String {
     );
     xml.push_str("    <properties>\n");
     let mut properties = vec![
-        (
-            "result",
-            if outcome.pass() { "pass" } else { "regression" }.to_string(),
-        ),
+        ("result", outcome.result().as_str().to_string()),
         ("threshold", outcome.threshold.to_string()),
+        (
+            "provenance_differs",
+            outcome.provenance_differences().len().to_string(),
+        ),
     ];
     properties.extend(outcome.min_score.map(|m| ("min_score", m.to_string())));
     for (name, value) in properties {
@@ -314,7 +343,49 @@ mod tests {
         assert_eq!(kind, "SLOW");
         assert_eq!(
             message,
-            "SLOW: +50.00 % against the baseline (baseline 1.000 s, current 1.500 s; threshold 0.50 %)"
+            "SLOW: +50.00 % against the baseline (baseline 1.000 s, current 1.500 s; same \
+             within ±0.50 %, resolved to ±0.10 %)"
+        );
+    }
+
+    #[test]
+    fn an_undecided_workload_fails_unless_allowed_and_a_provenance_under_strict() {
+        let mut undecided = comparison("b.f [*] x_1 N=1", 1.02, "UNDECIDED");
+        undecided.resolution = None;
+        let mut outcome = compared(vec![undecided]);
+        let cases = parsed(&render(&outcome, "2026-11-26T12:00:00", "ci"));
+        let (kind, message) = cases[0].2.clone().expect("UNDECIDED fails");
+        assert_eq!(kind, "UNDECIDED");
+        assert!(message.contains("resolved to unbounded"), "{message}");
+        outcome.allow_undecided = true;
+        assert_eq!(parsed(&render(&outcome, "t", "ci"))[0].2, None);
+        let difference = crate::check::provenance::Difference {
+            group: "p/b.f [*] on GPU".into(),
+            changed: vec![crate::check::provenance::Changed {
+                key: "driver",
+                label: "driver",
+                then: vec!["580.159.04".into()],
+                now: vec!["575.57.08".into()],
+            }],
+        };
+        if let Some(b) = outcome.baseline.as_mut() {
+            b.provenance.differences.push(difference);
+        }
+        assert_eq!(
+            parsed(&render(&outcome, "t", "ci")).len(),
+            1,
+            "said, not failed"
+        );
+        outcome.strict_provenance = true;
+        let cases = parsed(&render(&outcome, "t", "ci"));
+        assert_eq!(cases[1].0, PROVENANCE_CLASS);
+        assert_eq!(
+            cases[1].2.clone().map(|f| f.1),
+            Some(
+                "measured under another provenance than the baseline: driver 580.159.04 → \
+                 575.57.08"
+                    .to_string()
+            )
         );
     }
 
@@ -324,7 +395,7 @@ mod tests {
             baseline: Some(BaselineComparison {
                 rows: Vec::new(),
                 unmatched: vec!["p/b.f [*] on GPU <A> & \"B\"".into()],
-                found: Vec::new(),
+                ..BaselineComparison::default()
             }),
             applied: vec![Applied {
                 workload: "b.f [op=a<b]  on\tsm_90".into(),
@@ -333,6 +404,7 @@ mod tests {
             }],
             min_score: Some(1.0),
             threshold: 0.005,
+            ..Outcome::default()
         };
         let xml = render(&outcome, "2026-11-26T12:00:00", "host\u{1}name");
         let cases = parsed(&xml);

@@ -4,13 +4,34 @@
 
 use gputune_protocol::units::format_duration;
 
-use super::Outcome;
+use super::{verdict, GateResult, Outcome};
 
-/// What the `change` column means, under the table.
+/// What the columns and verdicts mean, under the table.
 pub const CHANGE: &str =
     "change: the current time against the baseline's, a variant's after taking out base's \
      drift on the same workload (base drift: base's current time against its baseline \
-     time), so that two runs that drift apart as a whole compare as the same.";
+     time, or its control's, base measured in the same process), so that two runs that \
+     drift apart as a whole compare as the same. resolution: the half-width of the change's \
+     95 % interval, what the samples of both runs can tell from no change (unbounded: under \
+     6 samples on a side). SAME: the change is within the smaller noise of the two runs (at \
+     least --threshold); FAST, SLOW: beyond that and beyond the resolution; UNDECIDED: \
+     beyond that but within the resolution, as likely noise as a change (`check \
+     --remeasure` measures it again).";
+
+/// A resolution as the table shows it: `±0.39 %`, or `unbounded`.
+pub fn resolution(r: Option<f64>) -> String {
+    r.map_or("unbounded".into(), |r| format!("±{:.2} %", r * 100.0))
+}
+
+/// The result line's words.
+fn result_words(result: GateResult) -> &'static str {
+    match result {
+        GateResult::Pass => "pass",
+        GateResult::Regression => "regression",
+        GateResult::Undecided => "undecided",
+        GateResult::Provenance => "provenance differs",
+    }
+}
 
 /// The markdown summary of `outcome`, ending in its result line.
 pub fn render(outcome: &Outcome) -> String {
@@ -33,27 +54,30 @@ pub fn render(outcome: &Outcome) -> String {
     let comparisons = outcome.comparisons();
     if !comparisons.is_empty() {
         md.push_str(&format!(
-            "{} workloads: {} SAME, {} FAST, {} SLOW\n\n| workload | baseline | current | base drift | change | verdict |\n|---|---:|---:|---:|---:|---|\n",
+            "{} workloads: {} SAME, {} FAST, {} SLOW, {} UNDECIDED\n\n| workload | baseline | current | base drift | change | resolution | verdict |\n|---|---:|---:|---:|---:|---:|---|\n",
             comparisons.len(),
-            outcome.count("SAME"),
-            outcome.count("FAST"),
-            outcome.count("SLOW")
+            outcome.count(verdict::SAME),
+            outcome.count(verdict::FAST),
+            outcome.count(verdict::SLOW),
+            outcome.count(verdict::UNDECIDED)
         ));
         for c in comparisons {
             md.push_str(&format!(
-                "| {} | {} | {} | {} | {:+.2} % | {} |\n",
+                "| {} | {} | {} | {} | {:+.2} % | {} | {} |\n",
                 cell(&c.name),
                 format_duration(c.baseline),
                 format_duration(c.current),
                 c.base_drift
                     .map_or(String::new(), |d| format!("{:+.2} %", (d - 1.0) * 100.0)),
                 c.change() * 100.0,
+                resolution(c.resolution),
                 c.verdict
             ));
         }
         md.push('\n');
         md.push_str(CHANGE);
         md.push('\n');
+        super::outcome_notes::remeasured(outcome, &mut md);
         if let Some(b) = outcome
             .baseline
             .as_ref()
@@ -86,11 +110,8 @@ pub fn render(outcome: &Outcome) -> String {
         }
         md.push('\n');
     }
-    md.push_str(if outcome.pass() {
-        "**Result: pass**\n"
-    } else {
-        "**Result: regression**\n"
-    });
+    super::outcome_notes::provenance(outcome, &mut md);
+    md.push_str(&format!("**Result: {}**\n", result_words(outcome.result())));
     md
 }
 
@@ -136,8 +157,12 @@ mod tests {
         assert!(rows[1].iter().all(|c| c.contains("---")), "{md}");
         assert_eq!(rows[3][0], "b.f [*] x_2 N=1");
         assert_eq!(rows[3][4], "+50.00 %");
-        assert_eq!(rows[3][5], "SLOW");
-        assert!(md.contains("2 workloads: 1 SAME, 0 FAST, 1 SLOW"), "{md}");
+        assert_eq!(rows[3][5], "±0.10 %");
+        assert_eq!(rows[3][6], "SLOW");
+        assert!(
+            md.contains("2 workloads: 1 SAME, 0 FAST, 1 SLOW, 0 UNDECIDED"),
+            "{md}"
+        );
         assert!(md.ends_with("**Result: regression**\n"), "{md}");
     }
 
@@ -174,6 +199,7 @@ mod tests {
                 rows: Vec::new(),
                 unmatched: vec!["p/b.f [*] on GPU A".into()],
                 found: vec!["p/b.f [*] on GPU B".into()],
+                ..BaselineComparison::default()
             }),
             ..Outcome::default()
         };
@@ -195,5 +221,24 @@ mod tests {
             "b.f [op=a|b] x N=1",
             "{md}"
         );
+    }
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::super::tests::{compared, comparison};
+    use super::*;
+
+    #[test]
+    fn an_undecided_workload_ends_undecided_unless_allowed_and_says_what_to_do() {
+        let mut undecided = comparison("b.f [*] x_1 N=1", 1.02, "UNDECIDED");
+        undecided.resolution = None;
+        let mut outcome = compared(vec![comparison("b.f [*] base N=1", 1.0, "SAME"), undecided]);
+        let md = render(&outcome);
+        assert!(md.contains("| +2.00 % | unbounded | UNDECIDED |"), "{md}");
+        assert!(md.contains("`check --remeasure`"), "{md}");
+        assert!(md.ends_with("**Result: undecided**\n"), "{md}");
+        outcome.allow_undecided = true;
+        assert!(render(&outcome).ends_with("**Result: pass**\n"));
     }
 }

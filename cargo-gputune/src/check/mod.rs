@@ -1,9 +1,13 @@
 //! `check`: the CI gate. Against a baseline (`report --format json` from an earlier run on
-//! the same GPU model), each workload is SAME when the difference is within the smaller of
-//! the two noises (or `--threshold`), else FAST or SLOW; the applied variants must still
-//! score at least `--min-score`. What it found is an [`Outcome`], written for people (the
-//! markdown summary, [`markdown`]) and for CI systems (JUnit XML, [`junit`]; JSON, [`json`]);
-//! exit 0 pass, 1 regression.
+//! the same GPU model), each workload is SAME, FAST, SLOW or UNDECIDED ([`verdict`]: SAME
+//! within the smaller of the two noises or `--threshold`; FAST or SLOW beyond it and beyond
+//! what the samples can resolve; UNDECIDED beyond it but inside that), UNDECIDED ones measured
+//! again with `--remeasure` ([`remeasure`]); it says where the two were measured under
+//! another provenance ([`provenance`]); the applied variants must still score at least
+//! `--min-score`. What it found is an [`Outcome`], written for people (the markdown summary,
+//! [`markdown`]) and for CI systems (JUnit XML, [`junit`]; JSON, [`json`]); exit 0 pass, 1
+//! regression, 3 undecided, 4 provenance differs under `--strict-provenance`
+//! ([`Outcome::result`]).
 //!
 //! Two runs drift apart as a whole (clocks, temperature, another host of the same model:
 //! 1–2 % on an H200, more than the noise within one run), so a variant's time is compared
@@ -22,11 +26,17 @@ use crate::cargo::Workspace;
 use crate::results::Group;
 use crate::store::Store;
 
+pub mod command;
+mod interleave;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+mod outcome_notes;
 #[cfg(test)]
 mod per_model_tests;
+pub mod provenance;
+pub mod remeasure;
+pub mod verdict;
 
 /// One compared workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,11 +47,21 @@ pub struct Comparison {
     pub baseline: f64,
     /// Current centre (s).
     pub current: f64,
-    /// Base's current over its baseline centre on the same workload, which `current` is
-    /// divided by before comparing; `None` for base itself, or without base on both sides.
+    /// Base's current over its baseline centre on the same workload (its controls', where
+    /// both runs have them), which `current` is divided by before comparing; `None` for base
+    /// itself, or without base on both sides.
     pub base_drift: Option<f64>,
-    /// `SAME`, `FAST` or `SLOW`.
+    /// [`verdict::SAME`], [`verdict::FAST`], [`verdict::SLOW`] or [`verdict::UNDECIDED`].
     pub verdict: &'static str,
+    /// What the samples can resolve: the half-width of the change's 95 % interval; `None`
+    /// where a side's samples bound no interval (fewer than 6).
+    pub resolution: Option<f64>,
+    /// The largest change called SAME: the smaller noise, at least `--threshold`.
+    pub band: f64,
+    /// Where the workload is in the store, for `--remeasure` (`None` in hand-made rows).
+    pub at: Option<remeasure::Workload>,
+    /// What `--remeasure` did to it, if it measured it again.
+    pub remeasured: Option<remeasure::Remeasured>,
 }
 
 impl Comparison {
@@ -87,6 +107,8 @@ pub struct BaselineComparison {
     pub unmatched: Vec<String>,
     /// Groups the store holds, for the message when nothing matched.
     pub found: Vec<String>,
+    /// Where the matched groups were measured under another provenance than the baseline.
+    pub provenance: provenance::ProvenanceCheck,
 }
 
 fn group_name(package: &str, bench: &str, function: &str, ct: &str, device: &str) -> String {
@@ -140,22 +162,29 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Bas
             continue;
         };
         let before = out.rows.len();
-        // Base's centre per runtime workload, in the baseline and now.
-        let base_now: BTreeMap<&str, f64> = g
+        provenance::compare_group(
+            bg,
+            g,
+            &group_name(&g.package, &g.bench, &g.function, &g.ct_workload, &g.device),
+            &mut out.provenance,
+        );
+        // Base's row per runtime workload, in the baseline and now.
+        let base_now: BTreeMap<&str, &crate::store::Measurement> = g
             .variants
             .get("base")
             .into_iter()
             .flatten()
-            .filter(|m| m.status == Status::Ok)
-            .filter_map(|m| Some((m.rt_workload.as_str(), m.center?)))
+            .filter(|m| m.status == Status::Ok && m.center.is_some())
+            .map(|m| (m.rt_workload.as_str(), m))
             .collect();
-        let base_then: BTreeMap<&str, f64> = bg["variants"]
+        let base_then: BTreeMap<&str, &Value> = bg["variants"]
             .as_array()
             .into_iter()
             .flatten()
             .filter(|v| v["variant"] == "base")
             .flat_map(|v| v["workloads"].as_array().into_iter().flatten())
-            .filter_map(|w| Some((w["rt_workload"].as_str()?, w["center"].as_f64()?)))
+            .filter(|w| w["center"].as_f64().is_some())
+            .filter_map(|w| Some((w["rt_workload"].as_str()?, w)))
             .collect();
         for bv in bg["variants"].as_array().into_iter().flatten() {
             let label = bv["variant"].as_str().unwrap_or_default();
@@ -170,29 +199,33 @@ pub fn compare(groups: &[Group], baseline: &Value, threshold: f64) -> Result<Bas
                 else {
                     continue;
                 };
-                let (Some(b), Some(c)) = (bw["center"].as_f64(), cm.center) else {
-                    continue;
-                };
-                let nb = bw["noise"].as_f64().unwrap_or(0.0);
-                let nc = cm.noise.unwrap_or(0.0);
-                let base_drift = match (base_then.get(rt), base_now.get(rt)) {
-                    (Some(&then), Some(&now)) if label != "base" && then > 0.0 && now > 0.0 => {
-                        Some(now / then)
-                    }
+                let base = match (base_then.get(rt), base_now.get(rt)) {
+                    (Some(then), Some(now)) if label != "base" => Some((*then, *now)),
                     _ => None,
                 };
-                let mut row = Comparison {
+                let Some(sides) = verdict::sides(bw, cm, base) else {
+                    continue;
+                };
+                let judged = verdict::judge(&sides, threshold);
+                out.rows.push(Comparison {
                     name: format!(
                         "{}.{} [{}] {label} {rt}",
                         g.bench, g.function, g.ct_workload
                     ),
-                    baseline: b,
-                    current: c,
-                    base_drift,
-                    verdict: "",
-                };
-                row.verdict = verdict(b, row.current_normalised(), nb, nc, threshold);
-                out.rows.push(row);
+                    baseline: sides.then.center,
+                    current: sides.now.center,
+                    base_drift: judged.base_drift,
+                    verdict: judged.verdict,
+                    resolution: judged.resolution.is_finite().then_some(judged.resolution),
+                    band: judged.band,
+                    at: Some(remeasure::Workload::of(
+                        g,
+                        cm,
+                        bw,
+                        base_then.get(rt).copied(),
+                    )),
+                    remeasured: None,
+                });
             }
         }
         if out.rows.len() == before {
@@ -348,6 +381,52 @@ pub struct Outcome {
     pub min_score: Option<f64>,
     /// `--threshold`.
     pub threshold: f64,
+    /// `--allow-undecided`: an UNDECIDED workload does not fail the gate.
+    pub allow_undecided: bool,
+    /// `--strict-provenance`: a provenance that differs from the baseline's fails the gate.
+    pub strict_provenance: bool,
+    /// What `--remeasure` could not measure again, and why (empty without it).
+    pub remeasure_notes: Vec<String>,
+}
+
+/// What the gate concludes, and its exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateResult {
+    /// Nothing failed: exit 0.
+    Pass,
+    /// A workload is SLOW, an applied variant scores under `--min-score`, or nothing of the
+    /// baseline was found: exit 1.
+    Regression,
+    /// No regression, but a workload stayed UNDECIDED (without `--allow-undecided`): the
+    /// samples cannot say whether it regressed. Exit 3.
+    Undecided,
+    /// No regression and nothing undecided, but the current run was measured under another
+    /// provenance than the baseline (driver, clocks, power limit, NVRTC) and
+    /// `--strict-provenance` was given. Exit 4.
+    Provenance,
+}
+
+impl GateResult {
+    /// The process's exit code.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            GateResult::Pass => 0,
+            GateResult::Regression => 1,
+            GateResult::Undecided => 3,
+            GateResult::Provenance => 4,
+        }
+    }
+
+    /// As the JSON and the JUnit properties say it: `pass`, `regression`, `undecided`,
+    /// `provenance`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateResult::Pass => "pass",
+            GateResult::Regression => "regression",
+            GateResult::Undecided => "undecided",
+            GateResult::Provenance => "provenance",
+        }
+    }
 }
 
 impl Outcome {
@@ -375,16 +454,38 @@ impl Outcome {
             .map(|min| applied.score.is_some_and(|s| s >= min))
     }
 
-    /// The gate passes when the baseline matched something and nothing is SLOW, and every
-    /// applied variant reaches `--min-score`. A gate that compared nothing has checked
-    /// nothing, so it fails.
-    pub fn pass(&self) -> bool {
-        !self.nothing_compared()
-            && self.count("SLOW") == 0
-            && self
+    /// Where the compared groups were measured under another provenance than the baseline.
+    pub fn provenance_differences(&self) -> &[provenance::Difference] {
+        self.baseline
+            .as_ref()
+            .map_or(&[][..], |b| &b.provenance.differences[..])
+    }
+
+    /// What the gate concludes. A regression (a SLOW workload, an applied variant under
+    /// `--min-score`, or a baseline of which nothing was found: a gate that compared nothing
+    /// has checked nothing) comes first; then an UNDECIDED workload, unless
+    /// `--allow-undecided`; then a provenance that differs, under `--strict-provenance`.
+    pub fn result(&self) -> GateResult {
+        let regression = self.nothing_compared()
+            || self.count(verdict::SLOW) > 0
+            || self
                 .applied
                 .iter()
-                .all(|a| self.applied_passes(a) != Some(false))
+                .any(|a| self.applied_passes(a) == Some(false));
+        if regression {
+            GateResult::Regression
+        } else if !self.allow_undecided && self.count(verdict::UNDECIDED) > 0 {
+            GateResult::Undecided
+        } else if self.strict_provenance && !self.provenance_differences().is_empty() {
+            GateResult::Provenance
+        } else {
+            GateResult::Pass
+        }
+    }
+
+    /// Whether the gate passes ([`GateResult::Pass`]).
+    pub fn pass(&self) -> bool {
+        self.result() == GateResult::Pass
     }
 }
 
@@ -400,6 +501,10 @@ pub(crate) mod tests {
             current,
             base_drift: None,
             verdict,
+            resolution: Some(0.001),
+            band: crate::score::NOISE_THRESHOLD,
+            at: None,
+            remeasured: None,
         }
     }
 
