@@ -45,6 +45,9 @@
 #   `apply --per-size`, .gpu/scale-single from `apply` (one winner), each with the gputune.toml
 #   it was built from beside it (.gpu/scale-per-size.toml, .gpu/scale-single.toml); the
 #   example's own gputune.toml is put back as it was. For gpu-per-size-time.sh.
+# - provenance: .gpu/scale-bundle (as the part `scale`, rebuilt so that it speaks this revision's
+#   protocol), for gpu-provenance.sh (issue 33: provenance in report and check, UNDECIDED
+#   settled by check --remeasure --bundle).
 # - kt: Kernel Tuner 1.5 for gpu-vs-kt.sh (issue 15): its wheels and those of the dependencies
 #   the GPU machine lacks (it has Python 3.12, numpy and CuPy, and no network) in .gpu/whl
 #   (downloaded once), and the kernels' sources (scale, reduce, transpose, sgemm, conv, rowsum,
@@ -101,7 +104,7 @@ for line in sys.stdin:
         print("built", dst)
 '
       ;;
-    scale)
+    scale | provenance)
       bundle .gpu/scale-bundle -p gputune-example-scale-cuda search \
         -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26'
       ;;
@@ -217,7 +220,7 @@ for line in sys.stdin:
         examples/histogram-cuda/src/histogram.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, scale, scale-sizes, histogram-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, scale, provenance, scale-sizes, histogram-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac

@@ -265,6 +265,8 @@ fn value_arg(a: &Axis, input: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use gputune_protocol::{AxisKind, AxisValueDoc, Scalar};
 
     use super::*;
@@ -312,6 +314,140 @@ mod tests {
         assert_eq!(ct_args("T=f64", &d).expect("declared"), ["-a", "T{ct}=f64"]);
         assert_eq!(ct_args("T=f16", &d), None);
         assert_eq!(ct_args("*", &d), Some(Vec::new()));
+    }
+
+    /// A bench in miniature (a shell script): each pass writes its provenance, then for
+    /// each label of its `--variant` list a state of `--target-samples` samples (base 2 s,
+    /// the others 1 s), then `pass_done`; further passes come on stdin. With `crash` it dies
+    /// in its second pass, after starting a variant.
+    fn fake_bench(dir: &Path, crash: bool) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let crash = u8::from(crash);
+        let state = r#"{"name":"Device=0","device":null,"type_config_index":0,"axis_values":[],"status":"ok","is_skipped":false,"skip_reason":null,"error":null,"error_kind":null,"stop":{"reason":"criterion"},"verification":null,"variant":null,"criterion":null,"element_count":0,"global_memory_read_bytes":0,"global_memory_write_bytes":0,"summaries":[],"samples":{"gpu":[GPU],"cpu":[GPU],"sm_clock":[]},"batch":null}"#;
+        let script = format!(
+            r#"#!/bin/sh
+dir=$(dirname "$0"); out=""; variants=""; n=""; prev=""; passes=0; crash={crash}
+for a in "$@"; do
+  [ "$prev" = --jsonl ] && out=$a
+  [ "$prev" = --variant ] && variants=$a
+  [ "$prev" = --target-samples ] && n=$a
+  prev=$a
+done
+pass() {{
+  passes=$((passes + 1))
+  echo '{{"event":"provenance","provenance":{{"host":"fake","gputune":"0.1.0","rustc":null,"profile":null,"opt_level":null,"debug_assertions":null,"cuda":null}}}}' >> "$out"
+  for v in $(echo "$variants" | tr ',' ' '); do
+    label=${{v#f.}}
+    value=1.0; [ "$label" = base ] && value=2.0
+    echo "{{\"event\":\"variant\",\"bench\":\"b\",\"variant\":\"$label\"}}" >> "$out"
+    [ "$crash" = 1 ] && [ $passes = 2 ] && exit 4
+    gpu=$(yes "$value" | head -n "$n" | paste -sd, -)
+    echo "{{\"event\":\"state\",\"bench\":\"b\",\"variant\":\"$label\",\"state\":$(echo '{state}' | sed "s/GPU/$gpu/g")}}" >> "$out"
+  done
+  echo '{{"event":"pass_done"}}' >> "$out"
+}}
+pass
+while read -r line; do
+  [ -z "$line" ] && break
+  echo "$line" | sed 's/^\["//; s/"\]$//; s/","/\n/g' > "$dir/args"
+  prev=""
+  while read -r a; do
+    [ "$prev" = --variant ] && variants=$a
+    [ "$prev" = --target-samples ] && n=$a
+    prev=$a
+  done < "$dir/args"
+  pass
+done
+echo '{{"event":"process","timeline":{{"first_sample":null,"device_open":0,"setup":0,"reference":0,"compile_wait":0,"measure":0,"total":0.1}}}}' >> "$out"
+"#
+        );
+        let bench = dir.join("bench.sh");
+        std::fs::write(&bench, script).expect("script");
+        std::fs::set_permissions(&bench, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        bench
+    }
+
+    fn plan_of<'a>(bench: &'a Path, jsonl: &'a Path, declared: &'a [Axis]) -> Plan<'a> {
+        Plan {
+            bin: bench,
+            bench: "b",
+            function: "f",
+            process_args: Vec::new(),
+            rt_workload: "*",
+            declared,
+            jsonl,
+            block: 10,
+            budget: 25,
+        }
+    }
+
+    #[test]
+    fn passes_go_on_while_a_label_is_undecided_and_the_last_takes_what_is_left() {
+        let dir = std::env::temp_dir().join(format!("gputune-interleave-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let bench = fake_bench(&dir, false);
+        let jsonl = dir.join("run.jsonl");
+        let declared = Vec::new();
+        let plan = plan_of(&bench, &jsonl, &declared);
+        let mut asked = Vec::new();
+        let got = run(
+            &plan,
+            &["x_1".to_string()],
+            |got| {
+                let n = got.labels.get("x_1").map_or(0, |s| s.gpu.len());
+                asked.push(n);
+                if n < 25 {
+                    vec!["x_1".to_string()]
+                } else {
+                    Vec::new()
+                }
+            },
+            &mut Output::silent(),
+        )
+        .expect("runs");
+        assert_eq!(asked, [10, 20, 25], "blocks of 10, the last of 5");
+        assert_eq!(got.rounds, 3);
+        assert_eq!(got.labels["x_1"].gpu.len(), 25);
+        assert_eq!(
+            got.labels["base"].gpu,
+            vec![2.0; 25],
+            "base beside it in every pass"
+        );
+        assert!(got.labels["x_1"].sm_clock.is_empty());
+        assert_eq!(
+            got.provenance.as_ref().and_then(|p| p.host.as_deref()),
+            Some("fake")
+        );
+        assert!(got.ended.is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_process_that_dies_keeps_the_passes_it_finished_and_says_why() {
+        let dir =
+            std::env::temp_dir().join(format!("gputune-interleave-crash-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let bench = fake_bench(&dir, true);
+        let jsonl = dir.join("run.jsonl");
+        let declared = Vec::new();
+        let plan = plan_of(&bench, &jsonl, &declared);
+        let got = run(
+            &plan,
+            &["x_1".to_string()],
+            |_| vec!["x_1".to_string()],
+            &mut Output::silent(),
+        );
+        let got = got.expect("runs");
+        assert_eq!(got.rounds, 1);
+        assert_eq!(got.labels["x_1"].gpu.len(), 10, "the first pass's");
+        assert!(
+            got.ended
+                .as_deref()
+                .is_some_and(|e| e.starts_with("the bench process ended (exit 4)")),
+            "{:?}",
+            got.ended
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
