@@ -320,3 +320,26 @@ fn a_version_4_store_reads_without_provenance_and_is_migrated_by_a_search() {
     assert!(Store::open(&path).is_ok(), "reopens migrated");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_merge_writes_the_provenance_of_the_rows_it_writes() {
+    let dir = std::env::temp_dir().join(format!("gputune-store-merge-prov-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let source = Store::open(&dir.join("source.db")).expect("opens");
+    let mut row = sample("x_1", "N=1");
+    row.provenance = Some(std::sync::Arc::new(provenance("node-1", "580.159.04")));
+    row.sm_clocks = vec![1.98e9, 1.98e9];
+    source.put(std::slice::from_ref(&row)).expect("put");
+    let dated = source.dated_measurements().expect("read");
+    let target = Store::open(&dir.join("target.db")).expect("opens");
+    target
+        .replace_variants(&[&dated[..]], &[])
+        .expect("merge writes");
+    let merged = target.measurements().expect("read");
+    assert_eq!(
+        merged,
+        [row],
+        "provenance and clocks travel with their rows"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

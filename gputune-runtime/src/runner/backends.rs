@@ -31,6 +31,8 @@ impl Backends {
             use crate::backend::cuda::compile_worker::prestart;
             let workers = compile_workers_wanted(benches);
             prestart(workers.min(EARLY_WORKERS));
+            // NVML starts while the driver does: the first pass reads its provenance.
+            crate::backend::cuda::nvml::warm_up();
             let mut b = crate::backend::cuda::CudaBackend::open(cli.device)?;
             prestart(workers.saturating_sub(EARLY_WORKERS));
             b.set_blocking_kernel(!cli.disable_blocking_kernel);

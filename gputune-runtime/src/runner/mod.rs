@@ -140,8 +140,10 @@ pub fn run(args: &[String], benches: Vec<Bench>, criteria: Criteria) -> Result<i
     };
     loop {
         // Each pass says where and how it measures before its first variant: a later pass
-        // may meet other clocks or another power limit than the first.
-        let provenance = runner.pass_starts()?;
+        // may meet other clocks or another power limit than the first. Reading the device's
+        // settings is part of opening it, as the timeline counts.
+        let provenance =
+            crate::timeline::timed(crate::timeline::Part::DeviceOpen, || runner.pass_starts())?;
         report.provenance.get_or_insert(provenance);
         for (bench, &index) in benches.iter().zip(&indices) {
             report

@@ -234,6 +234,15 @@ impl Nvml {
     }
 }
 
+/// Starts loading the process's NVML ([`Nvml::shared`]) on a thread of its own, so that its
+/// initialisation (a few hundred milliseconds on a GPU without persistence mode) overlaps the
+/// driver's; the first [`Nvml::shared`] waits for it rather than starting another.
+pub fn warm_up() {
+    std::thread::spawn(|| {
+        let _ = Nvml::shared();
+    });
+}
+
 /// One GPU as NVML knows it. Queries read; none of them changes the GPU.
 pub struct NvmlDevice<'a> {
     nvml: &'a Nvml,
