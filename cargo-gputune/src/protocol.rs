@@ -164,9 +164,7 @@ pub fn parse_events(lines: &[u8]) -> Result<Vec<Event>> {
         .split(|&b| b == b'\n')
         .enumerate()
         .filter(|(_, l)| !l.is_empty())
-        .map(|(i, line)| {
-            serde_json::from_slice(line).with_context(|| format!("line {}", i + 1))
-        })
+        .map(|(i, line)| serde_json::from_slice(line).with_context(|| format!("line {}", i + 1)))
         .collect()
 }
 

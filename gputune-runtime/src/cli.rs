@@ -108,7 +108,7 @@ impl ApplyOverride for AxisOverride {
                         }
                         // Count steps rather than accumulate, so 0:1:0.1 ends at 1.0 exactly once.
                         let steps = ((b - a) / s + 1e-9).floor();
-                        if !(steps < MAX_AXIS_VALUES as f64) {
+                        if steps.is_nan() || steps >= MAX_AXIS_VALUES as f64 {
                             return Err(bad(format!(
                                 "range [{a}:{b}:{s}] has more than {MAX_AXIS_VALUES} values"
                             )));
@@ -193,7 +193,8 @@ mod tests {
         let o = AxisOverride::parse("N=[1:9223372036854775807:3]").expect("parses");
         let err = o.apply(&n).expect_err("too many").to_string();
         assert!(err.contains("at most 65536"), "{err}");
-        let o = AxisOverride::parse("N=[-9223372036854775808:9223372036854775807:1]").expect("parses");
+        let o =
+            AxisOverride::parse("N=[-9223372036854775808:9223372036854775807:1]").expect("parses");
         assert!(o.apply(&n).is_err());
         let o = AxisOverride::parse("N=[1:65536:1]").expect("parses");
         assert_eq!(o.apply(&n).map(|v| v.len()).ok(), Some(65536));

@@ -29,7 +29,7 @@ static TEMPLATE: Kernel = Kernel::new(SOURCE, "ns::scaled<float>");
 static C_LINKAGE: Kernel = Kernel::new(SOURCE, "c_linkage");
 
 /// A variant as `#[tune(tpb = …, base(tpb = 256))]` would give it: tpb 128.
-const TUNED: Tuned = ("names", &[("tpb", "TPB", "128", "256")]);
+const TUNED: Tuned = Tuned::new("names", &[("tpb", "TPB", "256")], "128");
 
 fn skipped(why: &str) {
     use std::io::Write;

@@ -30,7 +30,7 @@ pub struct Rng(pub u64);
 
 impl Rng {
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -43,7 +43,7 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            (self.next() % n as u64) as usize
+            (self.next_u64() % n as u64) as usize
         }
     }
 
@@ -57,9 +57,14 @@ impl Rng {
         &items[self.below(items.len())]
     }
 
+    /// A copy of one of `items`.
+    pub fn choose<T: Copy>(&mut self, items: &[T]) -> T {
+        *self.pick(items)
+    }
+
     /// An integer in `lo..=hi`.
     pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % ((hi - lo) as u64 + 1)) as i64
+        lo + (self.next_u64() % ((hi - lo) as u64 + 1)) as i64
     }
 }
 
@@ -98,12 +103,12 @@ pub fn mutate(rng: &mut Rng, input: &mut Vec<u8>, dictionary: &[&str], other: &[
         }
         1 if len > 0 => {
             let i = rng.below(len);
-            input[i] = rng.next() as u8;
+            input[i] = rng.next_u64() as u8;
         }
         2 => {
             let i = rng.below(len + 1);
             let n = 1 + rng.below(8);
-            let bytes: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+            let bytes: Vec<u8> = (0..n).map(|_| rng.next_u64() as u8).collect();
             input.splice(i..i, bytes);
         }
         3 if len > 0 => {
@@ -180,7 +185,7 @@ pub fn mutate_lines(rng: &mut Rng, input: &mut Vec<u8>) {
         _ if n > 0 => {
             let i = rng.below(n);
             let at = rng.below(lines[i].len() + 1);
-            let bad: &[u8] = *rng.pick(&[&[0xff][..], &[0xc3][..], &[0xed, 0xa0, 0x80][..]]);
+            let bad: &[u8] = rng.choose(&[&[0xff][..], &[0xc3][..], &[0xed, 0xa0, 0x80][..]]);
             lines[i].splice(at..at, bad.iter().copied());
         }
         _ => {}
@@ -379,8 +384,8 @@ mod tests {
     fn the_generator_is_seeded_and_mutations_stay_bounded() {
         let (mut a, mut b) = (Rng(7), Rng(7));
         assert_eq!(
-            (0..5).map(|_| a.next()).collect::<Vec<_>>(),
-            (0..5).map(|_| b.next()).collect::<Vec<_>>()
+            (0..5).map(|_| a.next_u64()).collect::<Vec<_>>(),
+            (0..5).map(|_| b.next_u64()).collect::<Vec<_>>()
         );
         let mut input = b"{\"a\": 12, \"b\": [1, 2]}\n{\"c\": 3}".to_vec();
         for _ in 0..10_000 {

@@ -7,18 +7,15 @@
 //! the variant's constants into a [`Params`] and hands them to [`launch`], an ordinary
 //! function compiled once whatever the number of variants.
 //!
-//! The body does not pass `TUNED` either: each use of it is a static of its own (ten
-//! 4-tuples of `&str`, 640 bytes, plus 40 pointers that a position-independent executable
-//! relocates at load, 24 bytes each), about 1.6 KB per variant, which made the batch binary
-//! of the whole space 32 MB of which 28 MB were those statics and their relocations.
-//! [`tuned`] builds the same value at run time instead, once per variant a process runs.
+//! The body passes `TUNED` along as every example does: a variant's `TUNED` is its values in
+//! one string over the function's one table of parameters, so the batch binary of the whole
+//! space does not grow with a table per variant.
 //!
 //! [`fill_eighths`] makes the bench's matrices on the device; [`eighth`] is their
 //! specification on the host, from which [`check_product`] checks a product without making the
 //! matrices.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use gputune_macros::tune;
 use gputune_runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -137,6 +134,7 @@ pub fn sgemm(
 ) -> Result<(), BoxError> {
     // The whole per-variant body: everything else is compiled once, in `launch`.
     launch(
+        TUNED,
         &Params {
             bm: BM,
             bn: BN,
@@ -156,42 +154,12 @@ pub fn sgemm(
     )
 }
 
-/// The `TUNED` of [`sgemm`]'s variant `params`, as `#[tune]` would give it (`("sgemm",
-/// [("bm", "BM", value, base value), …])`), built at run time: once per point and process,
-/// then the same `'static` value, whose address [`Kernel::get`] tells variants apart by.
-///
-/// An error for a parameter [`Params`] does not have (a `#[tune]` edited without it).
-pub fn tuned(params: &Params) -> Result<Tuned, BoxError> {
-    static INTERNED: OnceLock<Mutex<HashMap<Params, Tuned>>> = OnceLock::new();
-    let mut interned = INTERNED
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(tuned) = interned.get(params) {
-        return Ok(*tuned);
-    }
-    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
-    let mut entries = Vec::with_capacity(SGEMM_PARAMS.len());
-    for (name, base) in SGEMM_PARAMS {
-        let value = params
-            .get(name)
-            .ok_or_else(|| format!("Params has no parameter `{name}`"))?;
-        entries.push((
-            *name,
-            leak(name.to_uppercase()),
-            leak(value.to_string()),
-            *base,
-        ));
-    }
-    let tuned: Tuned = ("sgemm", Box::leak(entries.into_boxed_slice()));
-    interned.insert(*params, tuned);
-    Ok(tuned)
-}
-
-/// Launches the kernel of [`sgemm`]'s variant `params`: what its every variant calls. Not
+/// Launches the kernel of [`sgemm`]'s variant `params` (whose `TUNED` is `tuned`): what its
+/// every variant calls. Not
 /// inlined, so that a batch binary holds one copy of it.
 #[inline(never)]
 pub fn launch(
+    tuned: Tuned,
     params: &Params,
     stream: &Arc<CudaStream>,
     (a, b): (&CudaSlice<f32>, &CudaSlice<f32>),
@@ -204,7 +172,7 @@ pub fn launch(
         )
         .into());
     }
-    let kernel = SGEMM.get(tuned(params)?, stream, &[])?;
+    let kernel = SGEMM.get(tuned, stream, &[])?;
     let config = kernel.check(params.launch_config(n))?;
     let n = i32::try_from(n)?;
     let mut launch = stream.launch_builder(kernel.function());
@@ -293,6 +261,9 @@ pub fn check_product(c: &[f32], n: usize, (a_seed, b_seed): (u32, u32)) -> Resul
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+
     use super::*;
 
     fn skipped(why: &str) {
@@ -492,26 +463,41 @@ mod tests {
         assert_eq!(config.shared_mem_bytes, 2 * 16 * 64 * 4);
     }
 
+    /// The `TUNED` `#[tune]` gives the variant `p`, built here for the tests that launch
+    /// every point directly: the table of [`SGEMM_PARAMS`] once, each point's values once.
+    fn tuned(p: &Params) -> Tuned {
+        static TABLE: OnceLock<&'static [(&'static str, &'static str, &'static str)]> =
+            OnceLock::new();
+        static VALUES: OnceLock<Mutex<HashMap<Params, &'static str>>> = OnceLock::new();
+        let table = TABLE.get_or_init(|| {
+            let rows: Vec<(&str, &str, &str)> = SGEMM_PARAMS
+                .iter()
+                .map(|(n, b)| (*n, &*Box::leak(n.to_uppercase().into_boxed_str()), *b))
+                .collect();
+            Box::leak(rows.into_boxed_slice())
+        });
+        let mut values = VALUES
+            .get_or_init(Mutex::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let text = *values.entry(*p).or_insert_with(|| {
+            let v: Vec<String> = SGEMM_PARAMS
+                .iter()
+                .map(|(n, _)| p.get(n).expect("a parameter of Params").to_string())
+                .collect();
+            Box::leak(
+                v.join(gputune_runtime::kernel::VALUE_SEPARATOR)
+                    .into_boxed_str(),
+            )
+        });
+        Tuned::new("sgemm", table, text)
+    }
+
     #[test]
-    fn tuned_is_what_tune_gives_the_variant() {
-        // Base's TUNED as the build script wrote it for #[tune], against the one built here.
-        let generated = include_str!(concat!(env!("OUT_DIR"), "/gputune/sgemm.rs"));
-        let written = generated
-            .split("const TUNED: (&str, &[(&str, &str, &str, &str)]) = ")
-            .nth(1)
-            .and_then(|rest| rest.split(';').next())
-            .expect("base's TUNED in the generated dispatch")
-            .replace('&', "");
-        let base = tuned(&params("base")).expect("base");
-        assert_eq!(format!("{base:?}"), written);
-        // Every point's defines are its label's, and a point is interned once.
+    fn every_point_s_tuned_makes_its_label_s_defines() {
         for label in labels() {
-            let p = params(&label);
-            let first = tuned(&p).expect("a point");
-            let again = tuned(&p).expect("a point");
-            assert!(std::ptr::eq(first.1, again.1), "{label}");
             let got: Vec<(String, String)> = SGEMM
-                .variant_defines(first, &[])
+                .variant_defines(tuned(&params(&label)), &[])
                 .into_iter()
                 .map(|(n, v)| (n.to_string(), v))
                 .collect();
@@ -674,7 +660,7 @@ mod tests {
         for label in &labels {
             let p = params(label);
             stream.memcpy_htod(&poison, &mut c).expect("poison");
-            match launch(&p, &stream, (&a, &b), &mut c, n) {
+            match launch(tuned(&p), &p, &stream, (&a, &b), &mut c, n) {
                 Ok(()) => {}
                 Err(e)
                     if matches!(

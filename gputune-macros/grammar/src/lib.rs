@@ -22,6 +22,10 @@ pub use expr::{BinaryOp, Expr, UnaryOp};
 pub use parse::{parse_str, parse_tokens};
 pub use space::{Point, Value};
 
+/// What separates a variant's values in its `TUNED` (`\u{1f}`, the unit separator, which no
+/// define text holds).
+pub const VALUE_SEPARATOR: &str = "\u{1f}";
+
 /// A parsed `#[tune(...)]` attribute.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TuneSpec {
@@ -105,32 +109,48 @@ impl ConstType {
 }
 
 impl TuneSpec {
-    /// The `TUNED` item every variant's body sees: the function's name and, per parameter,
-    /// its declared name, its `const` name, its value and its base value as defines
-    /// (`("scale", &[("ipt", "IPT", "8", "4"), …])`): plain data from which a kernel handle
-    /// makes the `-D` options of this variant and of every other one it prepares. Written here
-    /// once for the macro and the build helper.
+    /// The `TUNED` item every variant's body sees ([`TuneSpec::tuned_item_with`]), with the
+    /// function's table of parameters written inline: for a build with one variant (base
+    /// alone, or the macro without a build script).
     pub fn tuned_item(&self, function: &str, values: &[&Value]) -> String {
+        self.tuned_item_with(function, values, &self.params_table())
+    }
+
+    /// The `TUNED` item of the variant whose values are `values`, with `table` the path of
+    /// (or the expression for) the function's table of parameters ([`TuneSpec::params_table`]):
+    /// `Tuned { function: "scale", params: TABLE, values: "8\u{1f}128" }`. The table (each
+    /// parameter's declared name, `const` name and base value as a define writes it) is the
+    /// same for every variant of a function, so a dispatch of many variants declares it once
+    /// and each variant adds only its values, one string; from these a kernel handle makes
+    /// the `-D` options of this variant and of every other one it prepares. Written here once
+    /// for the macro and the build helper.
+    pub fn tuned_item_with(&self, function: &str, values: &[&Value], table: &str) -> String {
+        let values: Vec<String> = values.iter().map(|v| v.define_text()).collect();
+        format!(
+            "#[allow(dead_code)] const TUNED: ::gputune_runtime::tuned::Tuned = \
+             ::gputune_runtime::tuned::Tuned::new({function:?}, {table}, {:?});",
+            values.join(VALUE_SEPARATOR)
+        )
+    }
+
+    /// The function's table of parameters, as a Rust expression of type
+    /// `&'static [(&str, &str, &str)]`: per parameter, its declared name, its `const` name and
+    /// its base value as a define writes it (`&[("ipt", "IPT", "4"), …]`).
+    pub fn params_table(&self) -> String {
         let params: Vec<String> = self
             .params
             .iter()
-            .zip(values)
             .zip(&self.base)
-            .map(|((p, v), b)| {
+            .map(|(p, b)| {
                 format!(
-                    "({:?}, {:?}, {:?}, {:?})",
+                    "({:?}, {:?}, {:?})",
                     p.name,
                     p.const_name(),
-                    v.define_text(),
                     b.define_text()
                 )
             })
             .collect();
-        format!(
-            "#[allow(dead_code)] const TUNED: (&str, &[(&str, &str, &str, &str)]) = \
-             ({function:?}, &[{}]);",
-            params.join(", ")
-        )
+        format!("&[{}]", params.join(", "))
     }
 
     /// The type of the `const` of parameter `index` (declaration order).

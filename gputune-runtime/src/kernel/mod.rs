@@ -88,13 +88,7 @@ cuda_types!(
     i64 => "long long", u64 => "unsigned long long",
 );
 
-/// What `#[tune]` gives every variant's body as `TUNED`: the tuned function's name and, per
-/// parameter, its declared name, its `const` name, this variant's value and base's value, as
-/// a define writes them (`("scale", &[("ipt", "IPT", "8", "4"), …])`).
-pub type Tuned = (
-    &'static str,
-    &'static [(&'static str, &'static str, &'static str, &'static str)],
-);
+pub use crate::tuned::{Tuned, VALUE_SEPARATOR};
 
 /// A CUDA C++ kernel that tuned functions launch: declare it once as a `static`.
 ///
@@ -139,9 +133,9 @@ type Defines = Vec<(String, String)>;
 #[derive(Debug)]
 struct Entry {
     context: usize,
-    /// The address of the variant's `TUNED` parameters: one static per variant arm, so two
-    /// variants never share it, and comparing it is cheaper than comparing defines.
-    variant: usize,
+    /// The variant's function and values (its `TUNED`): two variants never share both, and
+    /// comparing them is cheaper than comparing defines.
+    variant: (&'static str, &'static str),
     extra: Defines,
     kernel: Compiled,
     /// The state epoch it was last noted in ([`crate::launched`]).
@@ -326,7 +320,7 @@ impl Kernel {
 
     /// [`Kernel::program`] of the variant `tuned` is.
     fn variant_program(&self, tuned: Tuned) -> Result<Program> {
-        self.program(tuned.1.iter().map(|(n, _, v, _)| (*n, *v)))
+        self.program(tuned.entries().map(|(n, _, v, _)| (n, v)))
     }
 
     /// Whether the variant `label` of a function whose parameters and base values are
@@ -379,10 +373,7 @@ impl Kernel {
         'static: 'a,
     {
         self.defines(
-            tuned
-                .1
-                .iter()
-                .map(|(n, c, v, _)| (*n, *c, (*v).to_string())),
+            tuned.entries().map(|(n, c, v, _)| (n, c, v.to_string())),
             extra,
         )
     }
@@ -414,17 +405,20 @@ impl Kernel {
     where
         'static: 'a,
     {
-        let names: Vec<(&'static str, &'static str)> =
-            tuned.1.iter().map(|(n, _, _, base)| (*n, *base)).collect();
-        tuned::to_prepare(tuned.0)
+        let names: Vec<(&'static str, &'static str)> = tuned
+            .params()
+            .iter()
+            .map(|(n, _, base)| (*n, *base))
+            .collect();
+        tuned::to_prepare(tuned.function())
             .iter()
             .map(|label| {
                 let variant = Variant::parse(label, &names)?;
                 let params = tuned
-                    .1
+                    .params()
                     .iter()
                     .zip(&variant.values)
-                    .map(|((n, c, _, _), (_, v))| (*n, *c, c_value(v.clone())));
+                    .map(|((n, c, _), (_, v))| (*n, *c, c_value(v.clone())));
                 Ok((variant.values.clone(), self.defines(params, extra)))
             })
             .collect()
@@ -467,7 +461,7 @@ impl Kernel {
         extra: &[(&str, &str)],
     ) -> Result<Compiled> {
         let context = stream.context().cu_ctx() as usize;
-        let variant = tuned.1.as_ptr() as usize;
+        let variant = (tuned.function(), tuned.values());
         let same_extra = |e: &[(String, String)]| {
             e.len() == extra.len() && e.iter().zip(extra).all(|((a, b), (c, d))| a == c && b == d)
         };
@@ -521,8 +515,7 @@ impl Kernel {
     /// The kernel of a source that is not tuned (an input generator, a second pass at fixed
     /// parameters), with `extra` defines: compiled once per process, context and defines.
     pub fn fixed(&self, stream: &Arc<CudaStream>, extra: &[(&str, &str)]) -> Result<Compiled> {
-        const UNTUNED: Tuned = ("", &[]);
-        self.get(UNTUNED, stream, extra)
+        self.get(Tuned::UNTUNED, stream, extra)
     }
 
     /// Starts compiling the planned variants once per context, `extra` defines and plan.
@@ -593,9 +586,26 @@ fn compiled_to(function: &CudaFunction, name: &str, program: &Program) -> Result
 mod tests {
     use super::*;
 
-    const TUNED_8: Tuned = (
+    #[cfg(feature = "build")]
+    #[test]
+    fn the_separator_is_the_grammars() {
+        assert_eq!(VALUE_SEPARATOR, gputune_grammar::VALUE_SEPARATOR);
+    }
+
+    #[test]
+    fn a_variant_s_entries_pair_its_values_with_the_shared_table() {
+        let entries: Vec<_> = TUNED_8.entries().collect();
+        assert_eq!(
+            entries,
+            [("ipt", "IPT", "8", "4"), ("wide", "WIDE", "1", "0")]
+        );
+        assert_eq!(Tuned::UNTUNED.entries().count(), 0);
+    }
+
+    const TUNED_8: Tuned = Tuned::new(
         "kernel_test_fn",
-        &[("ipt", "IPT", "8", "4"), ("wide", "WIDE", "1", "0")],
+        &[("ipt", "IPT", "4"), ("wide", "WIDE", "0")],
+        "8\u{1f}1",
     );
 
     #[test]

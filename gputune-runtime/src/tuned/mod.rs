@@ -24,6 +24,7 @@
 //! Nothing else here is meant to be called by hand except [`model`], [`arch`], [`request`]
 //! and [`resolved`]; the rest is public for the generated code.
 
+mod item;
 mod policy;
 mod size;
 mod variant;
@@ -32,6 +33,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+pub use item::{Tuned, VALUE_SEPARATOR};
 pub use policy::{choose, piece_arm, pieces, Device, Entry, Key, Piece, Table};
 pub use size::{size_value, SizeValue};
 pub use variant::Variant;
