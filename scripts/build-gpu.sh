@@ -40,7 +40,8 @@
 # - histogram-sizes: .gpu/histogram-sizes-bundle, the histogram's space (240 points) at 2^16,
 #   2^20, 2^23 and 2^26 keys: few keys per block make the merge of the private histograms
 #   weigh, many make the counting weigh (gpu-per-size.sh with BUNDLE=…).
-# - per-size-prod: needs STORE=FILE, the store gpu-per-size.sh returned. The two production
+# - per-size-prod: needs STORE=FILE, the store gpu-per-size.sh returned (EXAMPLE=scale by
+#   default, or histogram with SIZE_AXIS=Keys: .gpu/EXAMPLE-per-size and .gpu/EXAMPLE-single). The two production
 #   builds of the scale bench it compares (issue 26, second call): .gpu/scale-per-size from
 #   `apply --per-size`, .gpu/scale-single from `apply` (one winner), each with the gputune.toml
 #   it was built from beside it (.gpu/scale-per-size.toml, .gpu/scale-single.toml); the
@@ -118,26 +119,29 @@ for line in sys.stdin:
       ;;
     per-size-prod)
       store=${STORE:?per-size-prod needs STORE=FILE, the store of gpu-per-size.sh}
-      toml=examples/scale-cuda/gputune.toml
+      example=${EXAMPLE:-scale}
+      axis=${SIZE_AXIS:-Elements}
+      pkg=gputune-example-$example-cuda
+      toml=examples/$example-cuda/gputune.toml
       saved=$(mktemp)
       had=0
       if [ -f "$toml" ]; then cp "$toml" "$saved"; had=1; fi
       for kind in per-size single; do
         rm -f "$toml"
         flags=()
-        if [ $kind = per-size ]; then flags=(--per-size --size-axis Elements); fi
-        "$gputune" gputune -p gputune-example-scale-cuda --db "$store" apply ${flags[@]+"${flags[@]}"}
-        cp "$toml" ".gpu/scale-$kind.toml"
+        if [ $kind = per-size ]; then flags=(--per-size --size-axis "$axis"); fi
+        "$gputune" gputune -p "$pkg" --db "$store" apply ${flags[@]+"${flags[@]}"}
+        cp "$toml" ".gpu/$example-$kind.toml"
         # The stamp makes the build script read the new file whatever its timestamps say.
         GPUTUNE_TOML_STAMP=$(sha256sum "$toml" | cut -c1-16) GPUTUNE_VARIANTS= \
-          cargo build --release --quiet -p gputune-example-scale-cuda --bench scale \
-          --message-format=json | copy_artifact scale "scale-$kind"
+          cargo build --release --quiet -p "$pkg" --bench "$example" \
+          --message-format=json | copy_artifact "$example" "$example-$kind"
       done
       rm -f "$toml"
       if [ $had = 1 ]; then cp "$saved" "$toml"; fi
       rm -f "$saved"
       # The next plain build reads the example's own file (or none) again.
-      touch examples/scale-cuda/build.rs
+      touch "examples/$example-cuda/build.rs"
       ;;
     reduce)
       bundle .gpu/reduce-bundle -p gputune-example-reduce-cuda search \
@@ -237,7 +241,7 @@ done
 # The release and bench profiles strip already; strip again in case a profile changes.
 if command -v strip > /dev/null; then
   find .gpu -maxdepth 3 -type f -perm -u+x \( -path '.gpu/cargo-gputune' -o -path '*/bin/*' \
-    -o -name scale -o -name 'scale-single' -o -name 'scale-per-size' -o -name generate -o -name stencil-autotune -o -name cuda-names-test \) -exec strip {} + 2> /dev/null || true
+    -o -name scale -o -name '*-single' -o -name '*-per-size' -o -name generate -o -name stencil-autotune -o -name cuda-names-test \) -exec strip {} + 2> /dev/null || true
 fi
 cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py scripts/ncu-check.py scripts/kt_tune.py scripts/kt_problems.py .gpu/
 du -sh .gpu .gpu/*-bundle 2> /dev/null

@@ -8,7 +8,11 @@
 # per-size, single, … so that drift between processes hits both alike. The copy of the same
 # sizes, once, is the HBM roof.
 #
-#   OUT=DIR [RUNS=5] bash .gpu/gpu-per-size-time.sh
+#   OUT=DIR [RUNS=5] [EXAMPLE=scale] [SIZES='Elements{io}[pow2]=[16,20,24,28]'] [SIZE_AXIS=Elements] \
+#     [WORKLOAD='T{ct}=f32'] bash .gpu/gpu-per-size-time.sh
+#
+# EXAMPLE names the builds (.gpu/EXAMPLE-single, .gpu/EXAMPLE-per-size) and the bench; the
+# scale example also has a copy bench, the HBM roof (skipped where the binary has none).
 #
 # Writes to $OUT: single-R.json / per-size-R.json (and .log), copy-1.json, gpu.txt, and
 # summary.md (summarize-per-size.py: per size, the median over runs of each build's median
@@ -16,18 +20,23 @@
 set -uo pipefail
 out=${OUT:?set OUT to the folder for the JSON documents and the summary}
 runs=${RUNS:-5}
-sizes='Elements{io}[pow2]=[16,20,24,28]'
+example=${EXAMPLE:-scale}
+sizes=${SIZES:-'Elements{io}[pow2]=[16,20,24,28]'}
+workload=${WORKLOAD-'T{ct}=f32'}
+export SIZE_AXIS=${SIZE_AXIS:-Elements}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,power.limit,ecc.mode.current \
   --format=csv > "$out/gpu.txt" 2>&1
 rc=0
 for r in $(seq 1 "$runs"); do
   for kind in single per-size; do
-    ".gpu/scale-$kind" -b scale -a 'T{ct}=f32' -a "$sizes" --json "$out/$kind-$r.json" \
-      > "$out/$kind-$r.log" 2>&1 || rc=1
+    ".gpu/$example-$kind" -b "$example" ${workload:+-a "$workload"} -a "$sizes" \
+      --json "$out/$kind-$r.json" > "$out/$kind-$r.log" 2>&1 || rc=1
   done
 done
-.gpu/scale-single -b copy -a 'T{ct}=f32' -a "$sizes" --json "$out/copy-1.json" \
-  > "$out/copy-1.log" 2>&1 || rc=1
+if [ "$example" = scale ]; then
+  .gpu/scale-single -b copy -a 'T{ct}=f32' -a "$sizes" --json "$out/copy-1.json" \
+    > "$out/copy-1.log" 2>&1 || rc=1
+fi
 python3 .gpu/summarize-per-size.py "$out" | tee "$out/summary.md"
 exit $rc

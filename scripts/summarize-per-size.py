@@ -27,9 +27,13 @@ def summaries(state):
     return out
 
 
+# The size axis (SIZE_AXIS in the environment; Elements by default, Keys for the histogram).
+SIZE_AXIS = os.environ.get("SIZE_AXIS", "Elements")
+
+
 def elements(state):
     for a in state["axis_values"]:
-        if a["name"].startswith("Elements"):
+        if a["name"].split("{")[0] == SIZE_AXIS:
             return int(a["value"])
     return None
 
@@ -65,7 +69,7 @@ def main(folder):
     if device:
         print(f"Device: {device['name']}, sm_{device['sm_version']}, {device['number_of_sms']} SMs, "
               f"L2 {device['l2_cache_size'] / 2**20:.0f} MiB\n")
-    print("| elements | single: variant | single: median of run medians [range] | per-size: variant "
+    print(f"| {SIZE_AXIS.lower()} | single: variant | single: median of run medians [range] | per-size: variant "
           "| per-size: median of run medians [range] | speedup | beyond noise | copy BW |")
     print("|---|---|---|---|---|---|---|---|")
     never_slower, faster = True, 0
