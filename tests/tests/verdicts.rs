@@ -253,12 +253,13 @@ fn ten_times_slower(doc: &mut Value, variant: &str) {
     w["noise"] = Value::from(0.0);
 }
 
-/// The baseline of `db`, doctored: `work_2` and `work_4` ten times slower on the first
-/// workload, and `work_4`'s median recorded as unbounded (as 5 samples would leave it): no
-/// remeasuring here can resolve it.
+/// The baseline of `db`, doctored: base, `work_2` and `work_4` ten times slower on the first
+/// workload (the variants are judged against the base measured beside them in each run, so
+/// base's own change leaves theirs alone), and `work_4`'s median recorded as unbounded (as 5
+/// samples would leave it): no remeasuring here can resolve it.
 fn doctored_baseline(bin: &Path, db: &Path, path: &Path) {
     let mut doc = export(bin, db, path);
-    for variant in ["work_2", "work_4"] {
+    for variant in ["base", "work_2", "work_4"] {
         ten_times_slower(&mut doc, variant);
     }
     workload(&mut doc, "work_4", FIRST)["median_se"] = Value::Null;
@@ -286,6 +287,7 @@ fn undecided_workloads_fail_unless_allowed_and_remeasuring_settles_what_it_can()
     let baseline = dir.join("baseline.json");
     doctored_baseline(&bin, &db, &baseline);
     keep_samples(&db, "work_2", FIRST, 4);
+    keep_samples(&db, "base", FIRST, 4);
     let baseline_arg = baseline.to_str().expect("utf-8");
 
     // Outside the band, and 4 samples (or an unbounded baseline) resolve nothing: UNDECIDED,
@@ -345,6 +347,14 @@ fn undecided_workloads_fail_unless_allowed_and_remeasuring_settles_what_it_can()
     );
     let (code, work_2, work_4) = verdicts(&out);
     assert_eq!(code, Some(3), "work_4 is still undecided: {}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    // Base itself, measured in the same process as the variants (as their control too).
+    let base = compared(&doc, "base", FIRST);
+    assert_eq!(
+        (&base["verdict"], &base["remeasured"]["before"]),
+        (&Value::from("FAST"), &Value::from("UNDECIDED")),
+        "{base}"
+    );
     assert_eq!(work_2["verdict"], "FAST", "{work_2}");
     assert_eq!(work_2["remeasured"]["before"], "UNDECIDED");
     let n = work_2["remeasured"]["samples"].as_u64().expect("samples");
