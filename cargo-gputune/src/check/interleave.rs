@@ -122,6 +122,7 @@ pub fn run(
         let pass = session.watch(Some(SILENCE), |event| {
             match event {
                 Event::Provenance { provenance } => {
+                    crate::provenance::note_missing_nvml(out, &provenance);
                     got.provenance = Some(Arc::from(provenance));
                 }
                 Event::Variant { variant, .. } => {
