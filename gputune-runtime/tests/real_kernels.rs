@@ -167,9 +167,10 @@ fn cub_block_load_radix_sort_and_reduce_run_through_the_handle() {
         Err(why) => return skipped(test, &why),
     };
     // A variant as `#[tune(tpb = …, ipt = …)]` would give it.
-    const TUNED: Tuned = (
+    const TUNED: Tuned = Tuned::new(
         "cub_block",
-        &[("tpb", "TPB", "128", "128"), ("ipt", "IPT", "4", "4")],
+        &[("tpb", "TPB", "128"), ("ipt", "IPT", "4")],
+        "128\u{1f}4",
     );
     let keys: Vec<i32> = (0..512).map(|i| (i * 7919) % 1009 - 500).collect();
     let compiled = SORT_AND_SUM.get(TUNED, &stream, &[]).expect("CUB compiles");
@@ -212,8 +213,8 @@ fn a_register_limit_as_a_tuning_parameter_changes_the_registers_recorded() {
         Ok(s) => s,
         Err(why) => return skipped(test, &why),
     };
-    const FREE: Tuned = ("heavy", &[("maxrreg", "MAXRREG", "0", "0")]);
-    const LIMITED: Tuned = ("heavy", &[("maxrreg", "MAXRREG", "32", "0")]);
+    const FREE: Tuned = Tuned::new("heavy", &[("maxrreg", "MAXRREG", "0")], "0");
+    const LIMITED: Tuned = Tuned::new("heavy", &[("maxrreg", "MAXRREG", "0")], "32");
     let free = HEAVY_KERNEL.get(FREE, &stream, &[]).expect("compiles");
     let limited = HEAVY_KERNEL.get(LIMITED, &stream, &[]).expect("compiles");
     let (f, l) = (free.record(), limited.record());

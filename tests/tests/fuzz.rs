@@ -253,10 +253,10 @@ fn gen_expr(rng: &mut Rng, depth: usize, boolean: bool, ints: &[usize], bools: &
         let sub = |rng: &mut Rng, b: bool| Box::new(gen_expr(rng, depth - 1, b, ints, bools));
         return match rng.below(5) {
             0 => Gen::Not(sub(rng, true)),
-            1 => Gen::Bin(*rng.pick(&["&&", "||"]), sub(rng, true), sub(rng, true)),
-            2 => Gen::Bin(*rng.pick(&["==", "!="]), sub(rng, true), sub(rng, true)),
+            1 => Gen::Bin(rng.choose(&["&&", "||"]), sub(rng, true), sub(rng, true)),
+            2 => Gen::Bin(rng.choose(&["==", "!="]), sub(rng, true), sub(rng, true)),
             _ => Gen::Bin(
-                *rng.pick(&["<", "<=", ">", ">=", "==", "!="]),
+                rng.choose(&["<", "<=", ">", ">=", "==", "!="]),
                 sub(rng, false),
                 sub(rng, false),
             ),
@@ -272,8 +272,8 @@ fn gen_expr(rng: &mut Rng, depth: usize, boolean: bool, ints: &[usize], bools: &
     let sub = |rng: &mut Rng| Box::new(gen_expr(rng, depth - 1, false, ints, bools));
     match rng.below(8) {
         0 => Gen::Neg(sub(rng)),
-        1 => Gen::Call(*rng.pick(&["min", "max"]), sub(rng), sub(rng)),
-        _ => Gen::Bin(*rng.pick(&["+", "-", "*", "/", "%"]), sub(rng), sub(rng)),
+        1 => Gen::Call(rng.choose(&["min", "max"]), sub(rng), sub(rng)),
+        _ => Gen::Bin(rng.choose(&["+", "-", "*", "/", "%"]), sub(rng), sub(rng)),
     }
 }
 
@@ -376,7 +376,7 @@ fn grammar_space_equals_brute_force_require() {
     };
     fuzz::run(
         "grammar-space",
-        |rng| rng.next().to_le_bytes().to_vec(),
+        |rng| rng.next_u64().to_le_bytes().to_vec(),
         |input| {
             let (source, params, requires) = spec_of(input);
             // Brute force: every combination, declaration order, first parameter slowest.
@@ -680,7 +680,12 @@ fn protocol_documents_are_read_or_refused() {
                 cargo_gputune::protocol::document(&bin, "--devices", &stdout, |d: &DevicesDoc| {
                     d.protocol
                 })
-                .map(|d| d.devices.iter().map(|x| (x.identity(), x.arch())).count());
+                .map(|d| {
+                    d.devices
+                        .iter()
+                        .map(|x| (x.identity(), x.arch()))
+                        .collect::<Vec<_>>()
+                });
             let _ = serde_json::from_slice::<ResultsDoc>(input);
             Ok(())
         },
@@ -780,10 +785,10 @@ fn a_corrupt_store_is_an_error_not_a_crash() {
                 match rng.below(4) {
                     0 => {
                         let i = page * 4096;
-                        let fill = rng.next() as u8;
+                        let fill = rng.next_u64() as u8;
                         bytes[i..i + 4096].fill(fill);
                     }
-                    1 => bytes[rng.below(100)] = rng.next() as u8,
+                    1 => bytes[rng.below(100)] = rng.next_u64() as u8,
                     _ => {
                         let i = page * 4096 + rng.below(4096);
                         bytes[i] ^= 1 << rng.below(8);
@@ -812,3 +817,55 @@ fn a_corrupt_store_is_an_error_not_a_crash() {
         },
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// gputune.toml.
+
+const TOML_TOKENS: &[&str] = &[
+    "version = 2",
+    "version = 1",
+    "[[",
+    "]]",
+    "[scale.\"*\".sm_90]",
+    "size-axis",
+    "size-from",
+    "size-below",
+    "measured-on",
+    "\"Elements\"",
+    "\"NVIDIA H200\"",
+    "ipt",
+    "tpb",
+    "=",
+    "\n",
+    "18446744073709551615",
+    "-1",
+    "inf",
+];
+
+#[test]
+fn gputune_toml_is_read_or_refused() {
+    use gputune_protocol::gputune_toml::GputuneToml;
+    let seeds = fuzz::seeds("gputune-toml");
+    let spec = gputune_grammar::parse_str(
+        "ipt = [1, 2, 4, 8], tpb = pow2(6..=10), base(ipt = 4, tpb = 256), size(Elements = n)",
+    )
+    .expect("a valid spec");
+    fuzz::run(
+        "gputune-toml",
+        |rng| mutated(rng, &seeds, TOML_TOKENS, 5),
+        |input| {
+            let Ok(file) = GputuneToml::parse(&text(input)) else {
+                return Ok(());
+            };
+            let _ = file.entries("scale", &spec);
+            // What `apply` writes must read back as the same file.
+            let again = GputuneToml::parse(&file.to_text())
+                .map_err(|e| format!("its own text does not parse: {e}"))?;
+            if again != file {
+                return Err("its own text reads back differently".into());
+            }
+            Ok(())
+        },
+    );
+}
+

@@ -241,8 +241,12 @@ fn a_search_over_sizes_is_applied_per_size_from_two_models_and_dispatched_per_si
     let out = gputune(&bin, PACKAGE, &db, &["report", "--per-size"]);
     assert!(out.status.success(), "{}", text(&out));
     let report = String::from_utf8_lossy(&out.stdout);
+    // `a_1` is base's own point, the same code: which of the two is best at the smallest size
+    // is a tie that the timing decides either way.
     assert!(
-        report.contains("single winner a_8; per workload 3 distinct winners (base, a_4, a_8)"),
+        ["base", "a_1"].iter().any(|b| report.contains(&format!(
+            "single winner a_8; per workload 3 distinct winners ({b}, a_4, a_8)"
+        ))),
         "{report}"
     );
 

@@ -234,6 +234,13 @@ impl GputuneToml {
                 }
             }
         }
+        // A table without entries (`[scale]`, `[scale."*"]`) holds nothing to apply, and
+        // `to_text` writes none back: dropped here, so a file reads back as it was written
+        // (found by the generated inputs, tests/fuzz/regressions/gputune-toml).
+        for workloads in out.functions.values_mut() {
+            workloads.retain(|_, devices| !devices.is_empty());
+        }
+        out.functions.retain(|_, workloads| !workloads.is_empty());
         Ok(out)
     }
 
