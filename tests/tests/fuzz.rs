@@ -868,4 +868,3 @@ fn gputune_toml_is_read_or_refused() {
         },
     );
 }
-

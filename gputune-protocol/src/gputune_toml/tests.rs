@@ -343,8 +343,12 @@ fn setting_keeps_other_devices() {
 fn tables_without_entries_are_dropped_so_the_file_reads_back_as_written() {
     // Found by the generated inputs (tests/fuzz/regressions/gputune-toml): `[scaleu]` parsed
     // as a function with no workloads, which `to_text` does not write.
-    let text = "version = 1\n[scale.\"T=f32\".sm_90]\nipt = 8\ntpb = 128\n[scaleu]\n[other.\"*\"]\n";
+    let text =
+        "version = 1\n[scale.\"T=f32\".sm_90]\nipt = 8\ntpb = 128\n[scaleu]\n[other.\"*\"]\n";
     let file = GputuneToml::parse(text).expect("valid");
     assert_eq!(file.functions.keys().collect::<Vec<_>>(), ["scale"]);
-    assert_eq!(GputuneToml::parse(&file.to_text()).expect("reads back"), file);
+    assert_eq!(
+        GputuneToml::parse(&file.to_text()).expect("reads back"),
+        file
+    );
 }
