@@ -311,18 +311,34 @@ impl BenchArgs {
         flag(self.profile, "--profile");
         flag(self.disable_blocking_kernel, "--disable-blocking-kernel");
         flag(self.more_on_stdin, "--more-on-stdin");
+        // A value that starts with `-` (or is empty) is written `--flag=value`: written apart,
+        // it would read as a flag (found by the generated inputs: `--variant -`).
+        let pair = |name: &str, v: String| -> Vec<String> {
+            if v.is_empty() || v.starts_with('-') {
+                vec![format!("{name}={v}")]
+            } else {
+                vec![name.to_string(), v]
+            }
+        };
+        let short = |short: &str, long: &str, v: &String| -> Vec<String> {
+            if v.is_empty() || v.starts_with('-') {
+                pair(long, v.clone())
+            } else {
+                vec![short.to_string(), v.clone()]
+            }
+        };
         for b in &self.benchmarks {
-            out.extend(["-b".to_string(), b.clone()]);
+            out.extend(short("-b", "--benchmark", b));
         }
         for a in &self.axes {
-            out.extend(["-a".to_string(), a.clone()]);
+            out.extend(short("-a", "--axis", a));
         }
         if !self.variant.is_empty() {
-            out.extend(["--variant".to_string(), self.variant.join(",")]);
+            out.extend(pair("--variant", self.variant.join(",")));
         }
         let mut value = |differs: bool, name: &str, v: String| {
             if differs {
-                out.extend([name.to_string(), v]);
+                out.extend(pair(name, v));
             }
         };
         if let Some(c) = &self.stopping_criterion {
@@ -474,6 +490,25 @@ mod tests {
             BenchArgs::from_flags(default.to_args()).expect("parses"),
             default
         );
+    }
+
+    #[test]
+    fn values_that_start_with_a_dash_are_written_so_that_they_read_back() {
+        // Found by the generated inputs (tests/fuzz/regressions/bench-flags): `--variant -`
+        // was written `--variant -,x=1`, which reads as an unknown flag.
+        for argv in [
+            &["--variant", "-", "--variant", "x=1"][..],
+            &["--benchmark=-x", "--axis=-N=1", "--stopping-criterion=-"][..],
+            &["--max-noise=-1", "--criterion-param=-k=2", "--json="][..],
+        ] {
+            let args = BenchArgs::from_flags(argv).expect("parses");
+            assert_eq!(
+                BenchArgs::from_flags(args.to_args()).expect("parses back"),
+                args,
+                "{argv:?} → {:?}",
+                args.to_args()
+            );
+        }
     }
 
     #[test]
