@@ -19,36 +19,6 @@ fn store_path(ws: &Workspace, db: Option<&PathBuf>) -> PathBuf {
         .unwrap_or_else(|| ws.gputune_dir().join("gputune.db"))
 }
 
-/// The groups of the `selected` packages (all with `None`). Naming a package of which the
-/// store holds nothing is a usage error that says what it does hold: an empty report would
-/// look like a package that measured nothing.
-pub(crate) fn select_groups(
-    groups: Vec<results::Group>,
-    selected: Option<&[String]>,
-    store: &std::path::Path,
-) -> Result<Vec<results::Group>> {
-    let Some(selected) = selected else {
-        return Ok(groups);
-    };
-    let held: std::collections::BTreeSet<&str> =
-        groups.iter().map(|g| g.package.as_str()).collect();
-    if let Some(missing) = selected.iter().find(|p| !held.contains(p.as_str())) {
-        return Err(anyhow::Error::new(Usage(format!(
-            "the store {} holds no results of package `{missing}`; it holds: {}",
-            store.display(),
-            if held.is_empty() {
-                "nothing".to_string()
-            } else {
-                held.into_iter().collect::<Vec<_>>().join(", ")
-            }
-        ))));
-    }
-    Ok(groups
-        .into_iter()
-        .filter(|g| selected.contains(&g.package))
-        .collect())
-}
-
 /// Runs one parsed command line; the exit code on success.
 pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
     let args = crate::cargo::Options::from(&cli.cargo);
@@ -431,7 +401,8 @@ fn results_at(
     selected: Option<&[String]>,
 ) -> Result<(Store, Vec<results::Group>)> {
     let store = Store::open_read_only(path)?;
-    let groups = select_groups(results::groups(store.measurements()?, true), selected, path)?;
+    let groups =
+        results::select_packages(results::groups(store.measurements()?, true), selected, path)?;
     Ok((store, groups))
 }
 

@@ -284,6 +284,36 @@ impl Group {
     }
 }
 
+/// The groups of the `selected` packages (all with `None`). Naming a package of which the
+/// store holds nothing is a usage error that says what it does hold: an empty report would
+/// look like a package that measured nothing.
+pub(crate) fn select_packages(
+    groups: Vec<Group>,
+    selected: Option<&[String]>,
+    store: &std::path::Path,
+) -> anyhow::Result<Vec<Group>> {
+    let Some(selected) = selected else {
+        return Ok(groups);
+    };
+    let held: std::collections::BTreeSet<&str> =
+        groups.iter().map(|g| g.package.as_str()).collect();
+    if let Some(missing) = selected.iter().find(|p| !held.contains(p.as_str())) {
+        return Err(anyhow::Error::new(crate::usage::Usage(format!(
+            "the store {} holds no results of package `{missing}`; it holds: {}",
+            store.display(),
+            if held.is_empty() {
+                "nothing".to_string()
+            } else {
+                held.into_iter().collect::<Vec<_>>().join(", ")
+            }
+        ))));
+    }
+    Ok(groups
+        .into_iter()
+        .filter(|g| selected.contains(&g.package))
+        .collect())
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

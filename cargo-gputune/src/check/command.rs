@@ -48,7 +48,7 @@ fn groups_at(
         Err(_) => (!args.package.is_empty()).then(|| args.package.clone()),
     };
     let store = Store::open_read_only(path)?;
-    let groups = crate::commands::select_groups(
+    let groups = crate::results::select_packages(
         results::groups(store.measurements()?, true),
         selected.as_deref(),
         path,
