@@ -567,8 +567,8 @@ const AXIS_TOKENS: &[&str] = &[
 
 #[test]
 fn axis_overrides_parse_and_apply_or_refuse() {
-    use gputune_runtime::criterion::Criteria;
-    use gputune_runtime::{Bench, BenchResult, State};
+    use gputune_runtime::axis::{Axis, AxisValues};
+    use gputune_runtime::cli::{ApplyOverride, AxisOverride};
     let seeds: Vec<Vec<u8>> = [
         "Elements{io}[pow2]=[20,24,28]",
         "Elements[pow2]=[16:28:4]",
@@ -581,25 +581,44 @@ fn axis_overrides_parse_and_apply_or_refuse() {
     .iter()
     .map(|s| s.as_bytes().to_vec())
     .collect();
-    let nothing = |_: &mut State<'_>| -> BenchResult { Ok(()) };
+    // One axis of every kind, as a bench declares them; the bench runner applies `-a` to
+    // each axis that answers to its name with this same `apply`.
+    let axes = [
+        Axis {
+            name: "N".into(),
+            values: AxisValues::Int64(vec![1, 2]),
+        },
+        Axis {
+            name: "Elements{io}".into(),
+            values: AxisValues::Int64Pow2(vec![16, 20]),
+        },
+        Axis {
+            name: "F".into(),
+            values: AxisValues::Float64(vec![0.5]),
+        },
+        Axis {
+            name: "Mode".into(),
+            values: AxisValues::String(vec!["fast".into()]),
+        },
+        Axis {
+            name: "T{ct}".into(),
+            values: AxisValues::Type(vec!["f32".into(), "f64".into()]),
+        },
+    ];
     fuzz::run(
         "axis-override",
         |rng| mutated(rng, &seeds, AXIS_TOKENS, 4),
         |input| {
-            let spec = text(input).into_owned();
-            let _ = gputune_protocol::axis_spec::AxisOverride::parse(&spec);
-            // Applied as a bench binary applies it, to every kind of axis; `--list` only, so
-            // nothing runs.
-            let benches = vec![Bench::new("b", nothing)
-                .add_int64_axis("N", [1, 2])
-                .add_int64_power_of_two_axis("Elements", [16, 20])
-                .add_float64_axis("F", [0.5])
-                .add_string_axis("Mode", ["fast", "slow"])];
-            let args: Vec<String> = ["bench", "--list", "-a", &spec]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            let _ = gputune_runtime::runner::run(&args, benches, Criteria::builtin());
+            let Ok(o) = AxisOverride::parse(&text(input)) else {
+                return Ok(());
+            };
+            for axis in &axes {
+                if let Ok(values) = o.apply(axis) {
+                    if values.len() > gputune_runtime::cli::MAX_AXIS_VALUES {
+                        return Err(format!("{} values for {}", values.len(), axis.name));
+                    }
+                }
+            }
             Ok(())
         },
     );
