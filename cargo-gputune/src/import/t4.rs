@@ -195,6 +195,16 @@ pub(super) fn parse(path: &Path, text: &[u8]) -> Result<Tuning, ImportError> {
     let mut seen: HashMap<Vec<String>, usize> = HashMap::new();
     for (i, entry) in file.results.into_iter().enumerate() {
         let at = format!("results[{i}]");
+        // A configuration without parameters is no point of a space; and the first one names
+        // the parameters of all the others (found by the generated inputs: an empty first
+        // configuration left the others' values unindexed).
+        if entry.configuration.0.is_empty() {
+            return Err(ImportError::field(
+                path,
+                format!("{at}.configuration"),
+                "has no parameters",
+            ));
+        }
         if names.is_empty() {
             names = entry
                 .configuration

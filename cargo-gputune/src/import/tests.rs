@@ -304,3 +304,18 @@ fn malformed_files_name_the_file_and_the_field() {
         read(&std::env::temp_dir().join("gputune-import-no-such-file.json")).expect_err("refused");
     assert!(e.to_string().contains("cannot read"), "{e}");
 }
+
+#[test]
+fn a_t4_configuration_without_parameters_is_refused_by_name() {
+    // Found by the generated inputs (tests/fuzz/regressions/import): an empty first
+    // configuration left the parameters of the others unindexed (a panic).
+    let text = r#"{"schema_version": "1.0.0", "results": [
+      {"configuration": {}, "times": {}, "invalidity": "correct"},
+      {"configuration": {"tpb": 32}, "times": {}, "invalidity": "compile"}]}"#;
+    let err = read(&temp("empty.T4.json", text.as_bytes())).expect_err("refused");
+    assert!(
+        err.to_string().contains("results[0].configuration"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("has no parameters"), "{err}");
+}

@@ -411,9 +411,25 @@ fn key(k: &str) -> String {
     }
 }
 
-/// A TOML basic string.
+/// A TOML basic string on one line: `"`, `\\` and control characters escaped. (The toml
+/// crate writes a string with a line break as a multi-line string, which a table header cannot
+/// hold: found by the generated inputs, a device key with a line break.)
 fn toml_string(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn sub_table<'a>(value: &'a toml::Value, at: &str) -> Result<&'a toml::Table, TomlError> {

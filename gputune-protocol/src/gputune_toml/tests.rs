@@ -352,3 +352,16 @@ fn tables_without_entries_are_dropped_so_the_file_reads_back_as_written() {
         file
     );
 }
+
+#[test]
+fn a_key_with_a_line_break_or_a_control_character_reads_back() {
+    // Found by the generated inputs (tests/fuzz/regressions/gputune-toml): the toml crate
+    // wrote such a key as a multi-line string, which a table header cannot hold.
+    let text =
+        "version = 2\n[scale.\"*\".\"NVIDIA\\n\\u0001 \\\"H200\\\" \\\\\"]\nipt = 4\ntpb = 64\n";
+    let file = GputuneToml::parse(text).expect("valid");
+    assert_eq!(
+        GputuneToml::parse(&file.to_text()).expect("reads back"),
+        file
+    );
+}
