@@ -26,8 +26,8 @@
 //! feature `build` of `gputune-runtime`), the body becomes a local macro over the constants
 //! and the function's body is the dispatch the helper wrote to `OUT_DIR/gputune/NAME.rs`:
 //! base, the entries applied in `gputune.toml` for the running device, and whatever
-//! `GPUTUNE_VARIANTS` selected for this build. Without a build script (no `OUT_DIR`), the
-//! constants are the base values. Because the body is a `macro_rules!` transcriber, a `$`
+//! `GPUTUNE_VARIANTS` selected for this build. Without the helper (no build script, or one
+//! that does not call it), the constants are the base values. Because the body is a `macro_rules!` transcriber, a `$`
 //! in it (a nested `macro_rules!`) is escaped for you; the function must be reachable as
 //! `::gputune_runtime` (do not rename the dependency).
 //!
@@ -153,7 +153,12 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
     let name = function.sig.ident.to_string();
     let params = params_const(&function, &spec);
     let body = &function.block;
-    function.block = match std::env::var_os("OUT_DIR") {
+    // The helper writes its dispatches to `OUT_DIR/gputune/`; a crate whose build script does
+    // not call it (or a crate built without one) gets the base values. gputune-runtime's own
+    // build script, say, sets `OUT_DIR` for its documentation examples, and runs no helper.
+    let generated = std::env::var_os("OUT_DIR")
+        .filter(|dir| std::path::Path::new(dir).join("gputune").is_dir());
+    function.block = match generated {
         None => {
             let mut consts = constants(&spec);
             let base: Vec<&Value> = spec.base.iter().collect();
@@ -179,7 +184,9 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
                 .join(format!("{name}.rs"));
             if !file.is_file() {
                 let message = format!(
-                    "no variants were generated for `{name}`: call                      `gputune_runtime::build::main()` from this crate's build.rs (feature                      `build` of gputune-runtime as a build-dependency)"
+                    "no variants were generated for `{name}`: call \
+                     `gputune_runtime::build::main()` from this crate's build.rs (feature \
+                     `build` of gputune-runtime as a build-dependency)"
                 );
                 return syn::Error::new(function.sig.ident.span(), message)
                     .to_compile_error()
