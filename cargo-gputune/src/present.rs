@@ -196,6 +196,42 @@ pub fn critical_path(
     ))
 }
 
+/// The lines of a terminal table: `header`, then `rows`, each column padded to its widest
+/// cell and the columns two spaces apart, left-aligned where `left(column)` says so and
+/// right-aligned elsewhere; trailing spaces trimmed.
+pub fn aligned<R: AsRef<[String]>>(
+    header: &[&str],
+    rows: &[R],
+    left: impl Fn(usize) -> bool,
+) -> Vec<String> {
+    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in width.iter_mut().zip(r.as_ref()) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let cells: Vec<String> = cells
+            .zip(&width)
+            .enumerate()
+            .map(|(i, (c, &w))| {
+                if left(i) {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        cells.join("  ").trim_end().to_string()
+    };
+    std::iter::once(line(&mut header.iter().copied()))
+        .chain(
+            rows.iter()
+                .map(|r| line(&mut r.as_ref().iter().map(String::as_str))),
+        )
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

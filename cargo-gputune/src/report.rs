@@ -306,33 +306,8 @@ fn table(groups: &[Group], top: usize) -> String {
         for line in provenance::lines(g) {
             s.push_str(&format!("  {line}\n"));
         }
-        let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
-        for r in &rows {
-            for (w, c) in width.iter_mut().zip(r) {
-                *w = (*w).max(c.chars().count());
-            }
-        }
-        let line = |cells: Vec<&str>| {
-            let cells: Vec<String> = cells
-                .iter()
-                .zip(&width)
-                .enumerate()
-                .map(|(i, (c, &w))| {
-                    if i == 0 {
-                        format!("{c:<w$}")
-                    } else {
-                        format!("{c:>w$}")
-                    }
-                })
-                .collect();
-            cells.join("  ").trim_end().to_string()
-        };
-        s.push_str(&format!("  {}\n", line(header.clone())));
-        for r in &rows {
-            s.push_str(&format!(
-                "  {}\n",
-                line(r.iter().map(String::as_str).collect())
-            ));
+        for line in crate::present::aligned(&header, &rows, |i| i == 0) {
+            s.push_str(&format!("  {line}\n"));
         }
         if let Some(note) = note(g, *hidden, top) {
             s.push_str(&format!("  {note}\n"));

@@ -132,31 +132,9 @@ fn table(groups: &[Group], analysed: &[(&Group, Analysis)]) -> String {
     let mut s = String::new();
     for (g, a) in analysed {
         let rows = rows(a);
-        let mut width: Vec<usize> = HEADER.iter().map(|h| h.len()).collect();
-        for r in &rows {
-            for (w, c) in width.iter_mut().zip(r) {
-                *w = (*w).max(c.chars().count());
-            }
-        }
-        let line = |cells: Vec<&str>| {
-            let cells: Vec<String> = cells
-                .iter()
-                .zip(&width)
-                .enumerate()
-                .map(|(i, (c, &w))| match i {
-                    0 | 2 | 6 => format!("{c:<w$}"),
-                    _ => format!("{c:>w$}"),
-                })
-                .collect();
-            cells.join("  ").trim_end().to_string()
-        };
         s.push_str(&format!("{}\n  {}\n", present::title(g), summary(a)));
-        s.push_str(&format!("  {}\n", line(HEADER.to_vec())));
-        for r in &rows {
-            s.push_str(&format!(
-                "  {}\n",
-                line(r.iter().map(String::as_str).collect())
-            ));
+        for line in present::aligned(&HEADER, &rows, |i| matches!(i, 0 | 2 | 6)) {
+            s.push_str(&format!("  {line}\n"));
         }
         s.push('\n');
     }
