@@ -3,7 +3,9 @@
 # measured for a fixed number of samples, its measuring time against its kernels' own time,
 # and, where Nsight Systems is installed, the kernels and API calls of those samples.
 #
-#   OUT=DIR bash .gpu/gpu-sample-cost.sh BENCH_BINARY BENCH [SAMPLES]
+#   OUT=DIR [NSYS=0] bash .gpu/gpu-sample-cost.sh BENCH_BINARY BENCH [SAMPLES]
+#
+# NSYS=0 skips the profile (for A/B runs of two binaries).
 set -uo pipefail
 OUT=${OUT:?set OUT to the folder for the results}
 bin=$1 bench=$2 samples=${3:-2000}
@@ -28,7 +30,9 @@ PY
 }
 run default
 run no-blocking --disable-blocking-kernel
-if command -v nsys > /dev/null || [ -x /usr/local/cuda/bin/nsys ]; then
+if [ "${NSYS:-1}" = 0 ]; then
+  :
+elif command -v nsys > /dev/null || [ -x /usr/local/cuda/bin/nsys ]; then
   nsys=$(command -v nsys || echo /usr/local/cuda/bin/nsys)
   "$nsys" profile -o "$OUT/prof" --force-overwrite true --stats=true "$bin" "${args[@]}" \
     > "$OUT/nsys.txt" 2>&1
