@@ -658,16 +658,17 @@ fn jsonl_events_are_read_or_refused() {
             input
         },
         |input| {
-            let Ok(events) = cargo_gputune::protocol::parse_events(input) else {
+            let Ok(events) = cargo_gputune::measure::protocol::parse_events(input) else {
                 return Ok(());
             };
             for e in events {
                 if let Event::State { state, .. } = e {
-                    let (key, weight) = cargo_gputune::runs::rt_workload(&state, &declared);
+                    let (key, weight) =
+                        cargo_gputune::measure::runs::rt_workload(&state, &declared);
                     if weight.is_nan() {
                         return Err(format!("workload {key} has a NaN weight"));
                     }
-                    let _ = cargo_gputune::runs::state_status(&state);
+                    let _ = cargo_gputune::measure::runs::state_status(&state);
                     let _ = state.summary("nv/cold/time/gpu/median");
                 }
             }
@@ -692,19 +693,24 @@ fn protocol_documents_are_read_or_refused() {
         },
         |input| {
             let stdout = text(input);
-            let _ = cargo_gputune::protocol::document(&bin, "--list", &stdout, |d: &ListDoc| {
-                d.protocol
+            let _ = cargo_gputune::measure::protocol::document(
+                &bin,
+                "--list",
+                &stdout,
+                |d: &ListDoc| d.protocol,
+            );
+            let _ = cargo_gputune::measure::protocol::document(
+                &bin,
+                "--devices",
+                &stdout,
+                |d: &DevicesDoc| d.protocol,
+            )
+            .map(|d| {
+                d.devices
+                    .iter()
+                    .map(|x| (x.identity(), x.arch()))
+                    .collect::<Vec<_>>()
             });
-            let _ =
-                cargo_gputune::protocol::document(&bin, "--devices", &stdout, |d: &DevicesDoc| {
-                    d.protocol
-                })
-                .map(|d| {
-                    d.devices
-                        .iter()
-                        .map(|x| (x.identity(), x.arch()))
-                        .collect::<Vec<_>>()
-                });
             let _ = serde_json::from_slice::<ResultsDoc>(input);
             Ok(())
         },
@@ -754,10 +760,10 @@ fn community_files_import_or_are_refused() {
         |rng| mutated(rng, &seeds, IMPORT_TOKENS, 5),
         |input| {
             std::fs::write(&path, input).map_err(|e| e.to_string())?;
-            let Ok(file) = cargo_gputune::import::read(&path) else {
+            let Ok(file) = cargo_gputune::results::import::read(&path) else {
                 return Ok(());
             };
-            if let Ok(plan) = cargo_gputune::import::plan(vec![file], None) {
+            if let Ok(plan) = cargo_gputune::results::import::plan(vec![file], None) {
                 for row in &plan.rows {
                     if row.samples.iter().any(|s| !s.is_finite()) {
                         return Err(format!("{}: a sample that is not finite", row.variant));
@@ -774,7 +780,7 @@ fn community_files_import_or_are_refused() {
 
 #[test]
 fn a_corrupt_store_is_an_error_not_a_crash() {
-    use cargo_gputune::store::Store;
+    use cargo_gputune::results::store::Store;
     // A real store: the seed cache imported.
     let template = scratch("template.db");
     let _ = std::fs::remove_file(&template);
@@ -785,8 +791,8 @@ fn a_corrupt_store_is_an_error_not_a_crash() {
             .expect("the Kernel Tuner cache seed");
         let seed_path = scratch("seed-cache.json");
         std::fs::write(&seed_path, &cache).expect("writes");
-        let file = cargo_gputune::import::read(&seed_path).expect("the seed imports");
-        let plan = cargo_gputune::import::plan(vec![file], None).expect("plans");
+        let file = cargo_gputune::results::import::read(&seed_path).expect("the seed imports");
+        let plan = cargo_gputune::results::import::plan(vec![file], None).expect("plans");
         let store = Store::open(&template).expect("a new store");
         store.put_all(&plan.rows, &plan.spaces).expect("writes");
     }

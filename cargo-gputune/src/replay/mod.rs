@@ -108,7 +108,7 @@ impl Recorded {
             .filter_map(|(l, s)| Some(((*s)?, l.clone())))
             .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)))?;
         Some(Recorded {
-            title: crate::present::title(g),
+            title: crate::results::present::title(g),
             space,
             declared,
             params,

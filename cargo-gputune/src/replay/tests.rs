@@ -6,7 +6,7 @@ use gputune_protocol::Status;
 
 use super::*;
 use crate::results;
-use crate::store::{Measurement, Store};
+use crate::results::store::{Measurement, Store};
 
 const KINDS: [StrategyKind; 5] = [
     StrategyKind::Exhaustive,
@@ -292,7 +292,7 @@ fn replays_of_the_recorded_h200_sgemm_search_reach_a_fraction_of_its_best() {
         .join("../benchmarks/2026-11-23-h200-kernel-api/sgemm/search-1.db");
     let store = Store::open_read_only(&path).expect("the recorded store opens");
     let groups = results::groups(store.measurements().expect("reads"), true);
-    let specs = crate::plot::specs(&groups, &store).expect("attributes parse");
+    let specs = crate::results::plot::specs(&groups, &store).expect("attributes parse");
     assert_eq!(groups.len(), 1);
     let g = &groups[0];
     let rec = Recorded::of(g, specs.get(&(g.package.clone(), g.function.clone()))).expect("scored");
