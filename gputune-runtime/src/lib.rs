@@ -103,7 +103,7 @@ pub mod device;
 pub mod error;
 #[cfg(feature = "cuda")]
 pub mod generate;
-pub mod kept;
+mod kept;
 #[cfg(feature = "cuda")]
 pub mod kernel;
 pub mod launch;

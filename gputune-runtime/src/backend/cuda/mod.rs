@@ -46,9 +46,6 @@ pub use nvrtc::{compiles_for, cuda_includes, lowered_names};
 pub use precompile::{
     finish_compilations, CompileJob, Precompile, PrecompileSummary, COMPILE_THREADS_ENV,
 };
-// Kept for the benches written before the kernel handle; `kernel::Kernel` replaced it.
-#[allow(deprecated)]
-pub use precompile::precompile_once;
 pub use program::{Program, DEFAULT_STD};
 pub use timing::{CudaBackend, DEFAULT_BLOCKING_TIMEOUT};
 
