@@ -3,8 +3,8 @@
 //! reads the result anywhere (CI systems whose GPU runners have no cargo, HPC login nodes).
 //!
 //! `run-bundle DIR --shard I/N` measures base and part I of N of the variants into
-//! `DIR/gputune-shard-I-of-N.db`, and `cargo gputune merge` ([`crate::results::merge`]) combines the
-//! shards' stores: N GPUs, or N jobs of a batch system, share one search.
+//! `DIR/gputune-shard-I-of-N.db`, and `cargo gputune merge` ([`crate::results::merge`]) combines
+//! the shards' stores: N GPUs, or N jobs of a batch system, share one search.
 //!
 //! A bundle is a directory: `bundle.json` (the plan below, versioned), the bench binaries
 //! under `bin/`, and the cargo-gputune binary that built it. Nothing in it refers to the

@@ -53,8 +53,8 @@ impl Ran {
 }
 
 impl Counters {
-    /// Adds what one call of [`crate::measure::runs::Plan::run`] ran (its kept process excepted, which
-    /// is the caller's to keep or end).
+    /// Adds what one call of [`crate::measure::runs::Plan::run`] ran (its kept process excepted,
+    /// which is the caller's to keep or end).
     pub(crate) fn ran(&mut self, ran: Ran) {
         self.runs += ran.processes;
         for (started, wall, t) in ran.timelines {

@@ -2,8 +2,9 @@
 //!
 //! Per runtime workload, one bench process runs base and the workload's undecided variants in
 //! passes of `--remeasure-block` cold samples each ([`super::interleave`]), and after every
-//! pass each variant is judged again by the rule of [`crate::results::check::verdict`], with its samples so
-//! far and base's beside them as its control. A variant leaves the passes once its verdict is
+//! pass each variant is judged again by `check`'s rule
+//! ([`verdict`](mod@crate::results::check::verdict)), with its samples so far and base's
+//! beside them as its control. A variant leaves the passes once its verdict is
 //! SAME, FAST or SLOW, or once it has `--remeasure-budget` samples; the process ends when
 //! none is left. Its rows are then replaced in the store: the new samples, base's from the
 //! same process as their control, the pass's provenance and clocks, and `stop` `remeasured`,

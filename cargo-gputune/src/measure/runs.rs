@@ -168,12 +168,11 @@ pub(crate) fn measured_revision(code_revision: &str, bench_args: &BenchArgs) -> 
 }
 
 impl Plan<'_> {
-    /// The flags of a deciding search's first pass (`--decide`): every variant gets
-    /// `--min-samples` cold samples (at least 2), unless its first three already place it far
-    /// behind the best so far in its process (`--decide`'s early look, `Race` in the
-    /// runtime); the finalists are measured with the plan's own flags afterwards
-    /// ([`crate::measure::finals`]). `None` when the search does not decide: then its flags are the only
-    /// pass.
+    /// The flags of a deciding search's first pass (`--decide`): every variant gets `--min-samples`
+    /// cold samples (at least 2), unless its first three already place it far behind the best so
+    /// far in its process (`--decide`'s early look, `Race` in the runtime); the finalists are
+    /// measured with the plan's own flags afterwards ([`crate::measure::finals`]). `None` when the
+    /// search does not decide: then its flags are the only pass.
     pub(crate) fn screening(&self) -> Option<BenchArgs> {
         self.bench_args.decide?;
         let mut a = self.bench_args.clone();

@@ -2,11 +2,11 @@
 //! result as it comes, print each variant's score as it finishes.
 //!
 //! Order per bench: the production build (base) first, its `--list` and `--devices`; base is
-//! measured for every compile-time workload; then the strategy proposes variants, which are
-//! built in batches (a failing batch is split until the variant that breaks it is found) in a
-//! build thread, pipelined with the runs where the bench measures on a GPU. Each batch's
-//! variants run in one bench process per compile-time workload (`crate::measure::runs`). Keys already
-//! in the store are not built or run again.
+//! measured for every compile-time workload; then the strategy proposes variants, which are built
+//! in batches (a failing batch is split until the variant that breaks it is found) in a build
+//! thread, pipelined with the runs where the bench measures on a GPU. Each batch's variants run in
+//! one bench process per compile-time workload (`crate::measure::runs`). Keys already in the store
+//! are not built or run again.
 
 mod cargo_build;
 pub mod pipeline;

@@ -1,12 +1,12 @@
 //! `apply`: the significant, verified winners into each package's `gputune.toml`, keeping the
 //! entries it does not replace.
 //!
-//! Each winner is keyed by the device model it was measured on (`NVIDIA H200`, as the store
-//! records it), so that an H100's and an H200's winners live side by side; `--arch-only`
-//! keys it by the architecture instead (`sm_90`, the fallback of every model without its own
-//! entry), noting the model in `measured-on`. With `--per-size`, a group whose best variant
-//! differs between sizes beyond noise gets one winner per size range ([`crate::results::per_size`]).
-//! A model's entry is only ever replaced from that model's measurements.
+//! Each winner is keyed by the device model it was measured on (`NVIDIA H200`, as the store records
+//! it), so that an H100's and an H200's winners live side by side; `--arch-only` keys it by the
+//! architecture instead (`sm_90`, the fallback of every model without its own entry), noting the
+//! model in `measured-on`. With `--per-size`, a group whose best variant differs between sizes
+//! beyond noise gets one winner per size range ([`crate::results::per_size`]). A model's entry is
+//! only ever replaced from that model's measurements.
 
 mod plan;
 #[cfg(test)]

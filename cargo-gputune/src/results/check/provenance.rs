@@ -1,9 +1,9 @@
-//! Whether the baseline and the current run were measured under the same provenance: per
-//! compared group, each field that changes what a time means (driver, CUDA, NVRTC, the
-//! application clocks, the power limit: [`crate::results::provenance::Field::compared`]) held against
-//! the baseline's. `check` says so in every output; with `--strict-provenance` a difference
-//! fails the gate. A field one side does not know (a baseline exported before provenance, a
-//! host without NVML) is not a difference, and `check` says what it could not compare.
+//! Whether the baseline and the current run were measured under the same provenance: per compared
+//! group, each field that changes what a time means (driver, CUDA, NVRTC, the application clocks,
+//! the power limit: [`crate::results::provenance::Field::compared`]) held against the baseline's.
+//! `check` says so in every output; with `--strict-provenance` a difference fails the gate. A field
+//! one side does not know (a baseline exported before provenance, a host without NVML) is not a
+//! difference, and `check` says what it could not compare.
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
-//! What the HTML page shows, computed here and embedded as JSON: the table's cells exactly as
-//! the terminal report writes them ([`crate::results::report::full_table`]), each variant's parameter
-//! values, samples, status and times, and each group's timeline. The page's script only
-//! filters, sorts and draws.
+//! What the HTML page shows, computed here and embedded as JSON: the table's cells exactly as the
+//! terminal report writes them ([`crate::results::report::full_table`]), each variant's parameter
+//! values, samples, status and times, and each group's timeline. The page's script only filters,
+//! sorts and draws.
 //!
 //! Kept small for large spaces (16 020 variants make a page of a few MB): variants are stored
 //! column by column rather than as objects with keys; a label is left out where the

@@ -1,7 +1,7 @@
-//! Per-size winners: where a search measured several runtime workloads, the best variant of
-//! each size (or each workload) against the group's single winner, and whether it beats that
-//! winner by more than noise and the significance rule ([`crate::results::score`]). `apply --per-size`
-//! writes the sizes' winners as ranges; `report --per-size` shows what one winner costs.
+//! Per-size winners: where a search measured several runtime workloads, the best variant of each
+//! size (or each workload) against the group's single winner, and whether it beats that winner by
+//! more than noise and the significance rule ([`crate::results::score`]). `apply --per-size` writes
+//! the sizes' winners as ranges; `report --per-size` shows what one winner costs.
 //!
 //! Variants of a deciding search are measured in different bench processes, whose drift is
 //! larger than the noise within one; so two variants are compared through their times
