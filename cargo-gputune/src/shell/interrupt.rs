@@ -89,12 +89,11 @@ mod tests {
             std::process::exit(0);
         }
         let exe = std::env::current_exe().expect("the test binary");
+        // This test's own name, as libtest knows it (the module path without the crate's).
+        let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+        let name = format!("{module}::sigint_says_what_was_kept_and_ends_by_the_signal");
         let out = Command::new(exe)
-            .args([
-                "--exact",
-                "interrupt::tests::sigint_says_what_was_kept_and_ends_by_the_signal",
-                "--nocapture",
-            ])
+            .args(["--exact", &name, "--nocapture"])
             .env(CHILD, "1")
             .output()
             .expect("the child runs");
