@@ -1,4 +1,4 @@
-//! A small generated-input engine for the readers' fuzz targets (`tests/tests/fuzz.rs`), on
+//! A small generated-input engine for the readers' fuzz targets (`tests/tests/fuzz/`), on
 //! stable Rust and without a dependency: a seeded generator, byte- and line-level mutators,
 //! a time budget, a watchdog for hangs, and a corpus of regressions.
 //!
