@@ -127,13 +127,23 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
             .chain(order[..i].iter().map(|l| work(l)))
             .any(|earlier| 2 * earlier <= work(label));
         let row = rows.iter().find(|r| r.0 == *label).expect("a row");
-        if behind {
+        // The early look waits when the three samples disagree among themselves (a sample
+        // preempted on a loaded machine): their spread widens the margin they must clear.
+        // Three samples within half of each other, at least twice the best, always clear it.
+        let first: Vec<f64> = serde_json::from_str::<Vec<f64>>(&row.1).expect("samples");
+        let clean = first.len() >= 3 && {
+            let three = &first[..3];
+            let min = three.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = three.iter().copied().fold(0.0, f64::max);
+            max < 1.5 * min
+        };
+        if behind && clean {
             assert_eq!(
                 (count(&row.1), row.2.as_deref()),
                 (3, Some("screened")),
                 "{label} after {order:?}: {row:?}"
             );
-        } else if row.2.as_deref() == Some("screened") {
+        } else if !behind && row.2.as_deref() == Some("screened") {
             assert_eq!(count(&row.1), 10, "{label} after {order:?}: {row:?}");
         }
     }
