@@ -96,6 +96,19 @@ pub struct BenchArgs {
     /// Hot measurement: total device time to reach, in seconds.
     #[arg(long, default_value_t = 0.5, value_name = "SECONDS")]
     pub batch_target_time: f64,
+    /// Measure energy too: after a state's times, read the device's energy counter (NVML on
+    /// an NVIDIA GPU) around batches of back-to-back launches. Off by default: it costs at
+    /// least `--energy-batches` × `--energy-window` seconds per state. Where the device has
+    /// no counter, the state's energy says why and nothing is measured.
+    #[arg(long)]
+    pub energy: bool,
+    /// Energy: each batch runs until the counter has advanced for at least this many seconds
+    /// (and at least four of its updates).
+    #[arg(long, default_value_t = 0.1, value_name = "SECONDS")]
+    pub energy_window: f64,
+    /// Energy: batches per state (their spread is the noise of the energy per launch).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub energy_batches: u64,
     /// Write the results as JSON to FILE (`-` for stdout; the table then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
@@ -165,6 +178,7 @@ impl BenchArgs {
             a.min_samples = 1;
             a.no_batch = true;
             a.disable_blocking_kernel = true;
+            a.energy = false;
         }
         a
     }
@@ -231,6 +245,7 @@ impl BenchArgs {
             ("--timeout", self.timeout),
             ("--max-angle", self.max_angle),
             ("--batch-target-time", self.batch_target_time),
+            ("--energy-window", self.energy_window),
         ];
         for (flag, v) in positive {
             if !(v.is_finite() && v > 0.0) {
@@ -274,6 +289,11 @@ impl BenchArgs {
         if self.target_samples == 0 {
             return Err(FlagError("--target-samples must be at least 1".into()));
         }
+        if self.energy_batches < 2 {
+            return Err(FlagError(
+                "--energy-batches must be at least 2 (their spread is the noise)".into(),
+            ));
+        }
         self.extra_params().map(|_| ())
     }
 
@@ -306,6 +326,7 @@ impl BenchArgs {
         flag(self.list, "--list");
         flag(self.devices, "--devices");
         flag(self.no_batch, "--no-batch");
+        flag(self.energy, "--energy");
         flag(self.cpu, "--cpu");
         flag(self.bench, "--bench");
         flag(self.profile, "--profile");
@@ -394,6 +415,16 @@ impl BenchArgs {
             "--batch-target-time",
             self.batch_target_time.to_string(),
         );
+        value(
+            self.energy_window != d.energy_window,
+            "--energy-window",
+            self.energy_window.to_string(),
+        );
+        value(
+            self.energy_batches != d.energy_batches,
+            "--energy-batches",
+            self.energy_batches.to_string(),
+        );
         if let Some(j) = &self.json {
             value(true, "--json", j.clone());
         }
@@ -406,7 +437,7 @@ impl BenchArgs {
 
     /// What a measurement means besides the variant and the workload: the criterion and its
     /// parameters, the sample floor, the timeout, the throttle threshold, the hot loop and
-    /// racing, in one canonical line. Results measured under other settings are other
+    /// racing, and energy (when measured), in one canonical line. Results measured under other settings are other
     /// results, so `cargo gputune` keys its store by this.
     pub fn measurement_settings(&self) -> String {
         // What the bench applies, so that `--profile` and what it implies read the same.
@@ -424,7 +455,7 @@ impl BenchArgs {
             other => format!("{other}({})", params.join(",")),
         };
         format!(
-            "{criterion} min-samples={} timeout={} throttle={} hot={} race={}{}{}{}",
+            "{criterion} min-samples={} timeout={} throttle={} hot={} race={}{}{}{}{}",
             a.min_samples,
             a.timeout,
             a.throttle_threshold,
@@ -441,6 +472,13 @@ impl BenchArgs {
                 ""
             },
             if a.profile { " warm-up=off" } else { "" },
+            // Only when on: a time-only measurement keeps the line (and the store's revision)
+            // it always had.
+            if a.energy {
+                format!(" energy={}x{}s", a.energy_batches, a.energy_window)
+            } else {
+                String::new()
+            },
         )
     }
 }

@@ -29,9 +29,9 @@ pub use exit::ExitCode;
 pub use flags::BenchArgs;
 pub use provenance::{CudaProvenance, Provenance};
 pub use record::{
-    AxisValueRecord, Batch, Comparison, CriterionRecord, ErrorKind, KernelRecord, Samples, Scalar,
-    StateRecord, StateStatus, Stop, StopReason, Summary, SummaryDatum, Tolerance,
-    VerificationRecord, VerifiedAgainst,
+    AxisValueRecord, Batch, Comparison, CriterionRecord, EnergyBatch, EnergyRecord, ErrorKind,
+    KernelRecord, Samples, Scalar, StateRecord, StateStatus, Stop, StopReason, Summary,
+    SummaryDatum, Tolerance, VerificationRecord, VerifiedAgainst,
 };
 pub use status::Status;
 
@@ -42,5 +42,7 @@ pub use status::Status;
 /// `pass_done` event (further passes in one process); 7 added each state's `kernels` (what
 /// the kernels it launched compiled to: registers, local and shared memory, options); 8 added
 /// the `provenance` event and `meta.provenance` (where and how a pass measured: toolchain,
-/// host, driver, NVRTC, clocks, power limit) and each sample's SM clock (`samples.sm_clock`).
-pub const PROTOCOL_VERSION: u32 = 8;
+/// host, driver, NVRTC, clocks, power limit) and each sample's SM clock (`samples.sm_clock`);
+/// 9 added `--energy` and each state's `energy` (NVML's energy counter around batches of
+/// launches: joules per launch and power).
+pub const PROTOCOL_VERSION: u32 = 9;

@@ -333,6 +333,65 @@ pub struct Batch {
     pub batch_means: Vec<f64>,
 }
 
+/// The energy of a state's launches (`--energy`, since protocol 9): the device's energy counter
+/// read around batches of back-to-back launches, each batch from one update of the counter to
+/// a later one, so that the counter's resolution does not enter the numbers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnergyRecord {
+    /// Why no energy was measured (no NVML, a counter the GPU does not have, a CPU backend),
+    /// or `None` when it was.
+    pub unavailable: Option<String>,
+    /// The counter's update interval as observed under load, seconds: what sized the batches.
+    pub counter_interval: Option<f64>,
+    /// The batches, in order.
+    pub batches: Vec<EnergyBatch>,
+}
+
+/// One batch of the energy measurement: from one update of the counter to a later one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EnergyBatch {
+    /// Executions of the state's launches between the two updates.
+    pub launches: u64,
+    /// The counter's advance between them, joules.
+    pub joules: f64,
+    /// Host wall time between them, seconds.
+    pub seconds: f64,
+    /// Device time of those launches (CUDA events), seconds.
+    pub gpu_seconds: f64,
+}
+
+impl EnergyBatch {
+    /// Joules per execution of the launches.
+    pub fn joules_per_launch(&self) -> f64 {
+        self.joules / self.launches as f64
+    }
+
+    /// Average power over the batch, watts.
+    pub fn watts(&self) -> f64 {
+        self.joules / self.seconds
+    }
+}
+
+impl EnergyRecord {
+    /// Joules per execution of each batch.
+    pub fn joules_per_launch(&self) -> Vec<f64> {
+        self.batches
+            .iter()
+            .map(EnergyBatch::joules_per_launch)
+            .filter(|j| j.is_finite())
+            .collect()
+    }
+
+    /// Average power of each batch, watts.
+    pub fn watts(&self) -> Vec<f64> {
+        self.batches
+            .iter()
+            .map(EnergyBatch::watts)
+            .filter(|w| w.is_finite())
+            .collect()
+    }
+}
+
 /// One state's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StateRecord {
@@ -378,6 +437,10 @@ pub struct StateRecord {
     /// order first launched (empty for CPU benches and kernels loaded by hand).
     #[serde(default)]
     pub kernels: Vec<KernelRecord>,
+    /// Its energy under `--energy` (since protocol 9): measured, or why not; `None` without
+    /// `--energy` and when no cold loop ran.
+    #[serde(default)]
+    pub energy: Option<EnergyRecord>,
 }
 
 /// What one kernel compiled to, as the driver reports it (`cuFuncGetAttribute`), and the
@@ -423,6 +486,7 @@ impl StateRecord {
             samples: None,
             batch: None,
             kernels: Vec::new(),
+            energy: None,
         }
     }
 

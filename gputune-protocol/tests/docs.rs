@@ -8,9 +8,10 @@ use clap::CommandFactory;
 use gputune_protocol::documents::Backend;
 use gputune_protocol::{
     AxisDoc, AxisKind, AxisValueDoc, AxisValueRecord, Batch, BenchArgs, BenchListing, BenchResults,
-    Comparison, CriterionRecord, CudaProvenance, Device, DevicesDoc, ErrorKind, Event, ExitCode,
-    KernelRecord, ListDoc, Meta, Provenance, ResultsDoc, Samples, Scalar, StateRecord, StateStatus,
-    Status, Stop, Summary, Tolerance, VerificationRecord, VerifiedAgainst, PROTOCOL_VERSION,
+    Comparison, CriterionRecord, CudaProvenance, Device, DevicesDoc, EnergyBatch, EnergyRecord,
+    ErrorKind, Event, ExitCode, KernelRecord, ListDoc, Meta, Provenance, ResultsDoc, Samples,
+    Scalar, StateRecord, StateStatus, Status, Stop, Summary, Tolerance, VerificationRecord,
+    VerifiedAgainst, PROTOCOL_VERSION,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -164,6 +165,16 @@ fn state(stop: Stop) -> StateRecord {
             shared_bytes: 4096,
             options: vec!["-std=c++17".into(), "--maxrregcount=32".into()],
         }],
+        energy: Some(EnergyRecord {
+            unavailable: Some("NVML is not available".into()),
+            counter_interval: Some(0.02),
+            batches: vec![EnergyBatch {
+                launches: 4096,
+                joules: 40.5,
+                seconds: 0.1,
+                gpu_seconds: 0.099,
+            }],
+        }),
     }
 }
 
@@ -446,6 +457,9 @@ fn every_field_is_documented() {
         "provenance",
         "nvml_error",
         "sm_clock",
+        "energy",
+        "joules",
+        "counter_interval",
     ] {
         assert!(
             fields.iter().any(|(k, _)| k == must),

@@ -11,6 +11,8 @@ use crate::backend::{Backend, Launches};
 use crate::criterion::StoppingCriterion;
 use crate::error::Result;
 
+pub mod energy;
+
 /// Settings of the cold loop that surround every criterion.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColdSettings {

@@ -26,6 +26,8 @@ pub struct ExecConfig {
     pub hot: HotSettings,
     /// Skip the hot loop (`--no-batch`).
     pub no_batch: bool,
+    /// Measure energy after the times (`--energy`), with these settings.
+    pub energy: Option<measure::energy::EnergySettings>,
     /// The variant label `--variant` selected, if any.
     pub variant: Option<String>,
 }
@@ -52,6 +54,8 @@ pub struct Outcome {
     pub cold: Option<ColdMeasurement>,
     /// Hot measurement, when `exec` ran with batching.
     pub hot: Option<HotMeasurement>,
+    /// Energy, under `--energy` (measured, or why not).
+    pub energy: Option<measure::energy::Energy>,
     /// The label of the variant of the tuned function that ran (benches that `tunes` one).
     pub variant: Option<String>,
     /// Summaries the bench added: `(tag, name, value)`.
@@ -494,16 +498,45 @@ impl<'r> State<'r> {
         let estimate = crate::stats::mean(&cold.gpu_times);
         let raced = cold.raced.is_some();
         self.outcome.cold = Some(cold);
-        // A variant that lost the race is out of contention: its hot time would not be used.
-        if no_batch || raced {
+        // A variant that lost the race is out of contention: its hot time and its energy
+        // would not be used.
+        if raced {
             return;
         }
-        let hot = crate::timeline::timed(crate::timeline::Part::Measure, || {
-            measure::measure_hot(self.backend, &mut f, estimate, &self.config.hot)
-        });
-        match hot {
-            Ok(h) => self.outcome.hot = Some(h),
-            Err(e) => self.outcome.fail(e.to_string(), e.kind()),
+        if !no_batch {
+            let hot = crate::timeline::timed(crate::timeline::Part::Measure, || {
+                measure::measure_hot(self.backend, &mut f, estimate, &self.config.hot)
+            });
+            match hot {
+                Ok(h) => self.outcome.hot = Some(h),
+                Err(e) => {
+                    self.outcome.fail(e.to_string(), e.kind());
+                    return;
+                }
+            }
         }
+        if let Some(settings) = &self.config.energy {
+            let energy = crate::timeline::timed(crate::timeline::Part::Measure, || {
+                measure::energy::measure_energy(self.backend, &mut f, estimate, settings)
+            });
+            match energy {
+                Ok(e) => {
+                    if let measure::energy::Energy::Unavailable(why) = &e {
+                        say_once_energy_is_unavailable(why);
+                    }
+                    self.outcome.energy = Some(e);
+                }
+                Err(e) => self.outcome.fail(e.to_string(), e.kind()),
+            }
+        }
+    }
+}
+
+/// Says on stderr, once per process, why energy is not measured: every state's record says it
+/// too, but a person reading the bench's output needs it once, not per state.
+fn say_once_energy_is_unavailable(why: &str) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("note: energy is not measured: {why}");
     }
 }

@@ -48,6 +48,16 @@ pub trait Backend {
     /// `--disable-blocking-kernel`).
     fn set_blocking_kernel(&mut self, _enabled: bool) {}
 
+    /// The device's energy counter in joules: a running total, whose difference between two
+    /// readings is what the device used between them. `Err` says why the device has none
+    /// (no NVML, a GPU without the counter, a CPU). Only read: nothing is reset or set.
+    fn energy_counter(&mut self) -> std::result::Result<f64, String> {
+        Err(format!(
+            "the {} backend has no energy counter (gputune reads NVIDIA GPUs' through NVML)",
+            self.device().backend.as_str()
+        ))
+    }
+
     /// The CUDA handles of this backend, if it is the CUDA backend.
     #[cfg(feature = "cuda")]
     fn cuda(&self) -> Option<&cuda::CudaHandles> {

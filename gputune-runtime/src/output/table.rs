@@ -102,6 +102,17 @@ pub fn to_table(report: &RunReport) -> String {
             ]
             .map(String::from),
         );
+        // Energy columns only when a state measured energy (`--energy` on a device with a
+        // counter): the table of a time-only run stays as it was.
+        let with_energy = b.states.iter().any(|s| {
+            matches!(
+                s.outcome.energy,
+                Some(crate::measure::energy::Energy::Measured(_))
+            )
+        });
+        if with_energy {
+            header.extend(["Energy", "Noise", "Power"].map(String::from));
+        }
         let mut rows: Vec<Vec<String>> = Vec::new();
         for s in &b.states {
             let mut row: Vec<String> = Vec::new();
@@ -159,6 +170,9 @@ pub fn to_table(report: &RunReport) -> String {
                     }
                     None => row.extend([String::new(), String::new()]),
                 }
+                if with_energy {
+                    row.extend(energy_cells(o.energy.as_ref()));
+                }
                 if let Some(e) = &o.error {
                     row.push(format!("FAILED: {e}"));
                 }
@@ -197,6 +211,24 @@ pub fn to_table(report: &RunReport) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The energy columns of a state: joules per execution (mean over the batches), their noise,
+/// and the mean power; empty where nothing was measured.
+fn energy_cells(energy: Option<&crate::measure::energy::Energy>) -> [String; 3] {
+    let Some(crate::measure::energy::Energy::Measured(m)) = energy else {
+        return [String::new(), String::new(), String::new()];
+    };
+    let per_launch: Vec<f64> = m.batches.iter().map(|b| b.joules_per_launch()).collect();
+    let watts: Vec<f64> = m.batches.iter().map(|b| b.watts()).collect();
+    match (Summary::of(&per_launch), Summary::of(&watts)) {
+        (Some(j), Some(w)) => [
+            gputune_protocol::units::format_energy(j.mean),
+            percent(j.stdev_relative),
+            format!("{:.1} W", w.mean),
+        ],
+        _ => [String::new(), String::new(), String::new()],
+    }
 }
 
 #[cfg(test)]

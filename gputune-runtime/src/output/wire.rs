@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use gputune_protocol::{
     AxisDoc, AxisKind, AxisValueDoc, AxisValueRecord, Batch, BenchResults, Comparison,
-    CriterionRecord, Device, Meta, ResultsDoc, Samples, Scalar, StateRecord, Stop, Summary,
-    Tolerance, VerificationRecord, VerifiedAgainst, PROTOCOL_VERSION,
+    CriterionRecord, Device, EnergyRecord, Meta, ResultsDoc, Samples, Scalar, StateRecord, Stop,
+    Summary, Tolerance, VerificationRecord, VerifiedAgainst, PROTOCOL_VERSION,
 };
 
 use crate::axis::{Axis, AxisValue, AxisValues};
@@ -166,6 +166,56 @@ pub fn summaries(outcome: &Outcome, device: Option<&DeviceInfo>) -> Vec<Summary>
                 float(b.stdev_relative),
             );
         }
+    }
+    if let Some(crate::measure::energy::Energy::Measured(e)) = &outcome.energy {
+        let per_launch: Vec<f64> = e.batches.iter().map(|b| b.joules_per_launch()).collect();
+        let watts: Vec<f64> = e.batches.iter().map(|b| b.watts()).collect();
+        push(
+            "gputune/energy/sample_size",
+            "Batches",
+            "sample_size",
+            "Energy batches, each from one update of the energy counter to a later one",
+            count(e.batches.len() as u64),
+        );
+        if let Some(j) = stats::Summary::of(&per_launch) {
+            push(
+                "gputune/energy/joules_per_launch/mean",
+                "Energy",
+                "energy",
+                "Mean energy of one execution over the energy batches (joules)",
+                float(j.mean),
+            );
+            push(
+                "gputune/energy/joules_per_launch/median",
+                "Energy Median",
+                "energy",
+                "Median energy of one execution over the energy batches (joules)",
+                float(j.median),
+            );
+            push(
+                "gputune/energy/joules_per_launch/stdev/relative",
+                "Energy Noise",
+                "percentage",
+                "Relative standard deviation of the batches' energy per execution",
+                float(j.stdev_relative),
+            );
+        }
+        if let Some(w) = stats::Summary::of(&watts) {
+            push(
+                "gputune/energy/power/mean",
+                "Power",
+                "power",
+                "Mean power over the energy batches (watts, the whole board)",
+                float(w.mean),
+            );
+        }
+        push(
+            "gputune/energy/counter_interval",
+            "Counter Interval",
+            "duration",
+            "Update interval of the energy counter under load, which sized the batches",
+            float(e.counter_interval),
+        );
     }
     out
 }
@@ -331,6 +381,33 @@ pub fn state_record(s: &StateReport, devices: &[DeviceInfo]) -> StateRecord {
             batch_means: h.batch_means.clone(),
         }),
         kernels: o.kernels.clone(),
+        energy: o.energy.as_ref().map(energy_record),
+    }
+}
+
+/// A state's energy as the protocol records it.
+fn energy_record(e: &crate::measure::energy::Energy) -> EnergyRecord {
+    use crate::measure::energy::Energy;
+    match e {
+        Energy::Unavailable(why) => EnergyRecord {
+            unavailable: Some(why.clone()),
+            counter_interval: None,
+            batches: Vec::new(),
+        },
+        Energy::Measured(m) => EnergyRecord {
+            unavailable: None,
+            counter_interval: Some(m.counter_interval),
+            batches: m
+                .batches
+                .iter()
+                .map(|b| gputune_protocol::EnergyBatch {
+                    launches: b.launches,
+                    joules: b.joules,
+                    seconds: b.seconds,
+                    gpu_seconds: b.gpu_seconds,
+                })
+                .collect(),
+        },
     }
 }
 

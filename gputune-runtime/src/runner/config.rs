@@ -90,6 +90,13 @@ fn exec_config(cli: &Cli, criteria: Criteria) -> Result<ExecConfig> {
             ..HotSettings::default()
         },
         no_batch: cli.no_batch,
+        // `--profile` takes one sample and nothing else.
+        energy: (cli.energy && !cli.profile).then(|| crate::measure::energy::EnergySettings {
+            batches: cli.energy_batches,
+            window: cli.energy_window,
+            timeout: cli.timeout,
+            ..Default::default()
+        }),
         variant: None,
     })
 }

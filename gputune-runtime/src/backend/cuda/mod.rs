@@ -23,6 +23,7 @@
 
 pub mod compile_worker;
 mod device;
+mod energy;
 mod errors;
 mod handles;
 pub mod include;

@@ -46,7 +46,7 @@ impl CudaBackend {
 }
 
 /// The UUID (`GPU-…`) and PCI bus id (`0000:65:00.0`) of CUDA device `ordinal`.
-fn identity(ordinal: u32) -> (Option<String>, Option<String>) {
+pub(super) fn identity(ordinal: u32) -> (Option<String>, Option<String>) {
     let mut device: sys::CUdevice = 0;
     let Ok(index) = i32::try_from(ordinal) else {
         return (None, None);

@@ -189,6 +189,9 @@ pub struct CudaBackend {
     blocking_timeout: f64,
     /// Whether the spin kernel holds the stream during a sample (off under a profiler).
     blocking: bool,
+    /// The device's PCI bus id for NVML's energy counter, or why it has none; found on the
+    /// first read (`None` until then).
+    pub(super) energy_device: Option<std::result::Result<String, String>>,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -314,6 +317,7 @@ impl CudaBackend {
             mapped,
             blocking_timeout: DEFAULT_BLOCKING_TIMEOUT,
             blocking: true,
+            energy_device: None,
         })
     }
 
@@ -548,6 +552,10 @@ impl Backend for CudaBackend {
 
     fn set_blocking_kernel(&mut self, enabled: bool) {
         self.blocking = enabled;
+    }
+
+    fn energy_counter(&mut self) -> std::result::Result<f64, String> {
+        self.read_energy()
     }
 
     fn cuda(&self) -> Option<&CudaHandles> {
