@@ -248,6 +248,7 @@ pub fn run_bundle(args: &RunBundle, store: &Store, out: &mut Output) -> Result<C
             user_axes: b.user_axes.clone(),
             bench_args,
             work_dir: work_dir.clone(),
+            energy: Default::default(),
         };
         let cts = ct_workloads(&info.axes);
         let ctx = RunContext {

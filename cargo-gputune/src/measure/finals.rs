@@ -282,7 +282,7 @@ impl Measured {
                     for r in &mut new {
                         r.build_seconds = build_seconds.get(label).copied().flatten();
                     }
-                    store.put(&new)?;
+                    store.put_with_energy(&new, &plan.energy.take(&new))?;
                     counters.stored += new.len();
                     let line = match new.iter().find(|r| r.status != Status::Ok) {
                         Some(bad) => format!(
@@ -303,7 +303,7 @@ impl Measured {
                 counters.ran(ran);
             }
             if !base_row.is_empty() {
-                store.put(&base_row)?;
+                store.put_with_energy(&base_row, &plan.energy.take(&base_row))?;
                 counters.stored += base_row.len();
             }
         }

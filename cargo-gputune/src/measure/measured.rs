@@ -118,7 +118,7 @@ impl Measured {
                 keep: false,
             };
             let ran = plan.run(&req, self.kept.take(), out, &mut |_, rows, _| {
-                store.put(&rows)?;
+                store.put_with_energy(&rows, &plan.energy.take(&rows))?;
                 new = rows;
                 Ok(())
             })?;
@@ -226,7 +226,7 @@ impl Measured {
                     }
                     return Ok(());
                 }
-                store.put(&new)?;
+                store.put_with_energy(&new, &plan.energy.take(&new))?;
                 counters.stored += new.len();
                 done.insert((ct.key.clone(), label.to_string()));
                 let line = match new.iter().find(|r| r.status != Status::Ok) {

@@ -13,6 +13,7 @@
 pub mod bundle;
 pub mod counters;
 pub mod devices;
+mod energy;
 mod finals;
 mod interleave;
 mod measured;

@@ -156,6 +156,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) user_axes: Vec<String>,
     pub(crate) bench_args: BenchArgs,
     pub(crate) work_dir: PathBuf,
+    /// The energy of rows not stored yet (`--energy`), and base's as their control.
+    pub(crate) energy: crate::measure::energy::Pending,
 }
 
 /// The revision results are stored under: the code's revision and the measurement settings
@@ -344,7 +346,11 @@ impl Plan<'_> {
             // Where and how the pass measures: its first event, kept with each of its rows.
             let pass_provenance = std::cell::RefCell::new(None);
             let mut finish = |done: (String, Vec<StateRecord>, Instant)| -> Result<_> {
+                let states = self.bench_args.energy.then(|| done.1.clone());
                 let (label, mut rows) = self.finish(ct, done, build_seconds)?;
+                if let Some(states) = states {
+                    self.energy.note(&rows, &states, control);
+                }
                 for row in &mut rows {
                     row.provenance.clone_from(&pass_provenance.borrow());
                 }
@@ -422,6 +428,7 @@ impl Plan<'_> {
                         current = Some((label, Vec::new(), Instant::now()));
                     }
                     protocol::Event::State { state, .. } => {
+                        crate::measure::energy::say_if_unavailable(out, &state);
                         if let Some((_, states, _)) = current.as_mut() {
                             states.push(*state);
                         }

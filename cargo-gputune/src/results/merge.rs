@@ -28,6 +28,7 @@ use gputune_protocol::StopReason;
 use crate::host::output::Output;
 use crate::host::usage::Usage;
 use crate::results::present;
+use crate::results::store::energy::{Energy, RowKey};
 use crate::results::store::{Dated, Space, Store};
 
 /// What one source brought to the target, counted in variant measurements (a variant on a
@@ -93,6 +94,8 @@ struct Source {
     path: PathBuf,
     units: BTreeMap<Unit, Vec<Dated>>,
     spaces: Vec<Space>,
+    /// Its energy rows (schema 6), copied with the rows they belong to.
+    energy: BTreeMap<RowKey, Energy>,
 }
 
 impl Source {
@@ -120,6 +123,7 @@ impl Source {
             path: path.to_path_buf(),
             units: by_unit(rows),
             spaces: store.spaces()?,
+            energy: store.energies()?.into_iter().collect(),
         })
     }
 }
@@ -284,6 +288,24 @@ pub fn merge(target: &Store, sources: &[PathBuf], out: &mut Output) -> Result<Ve
             target
                 .replace_variants(&slices, &new_spaces)
                 .with_context(|| format!("merging {} into {}", origin, target.path().display()))?;
+            // The energy measured with the rows written, where the source has it.
+            let energy: Vec<(RowKey, Energy)> = writes
+                .iter()
+                .flat_map(|(_, rows)| rows.iter())
+                .filter_map(|d| {
+                    let k = RowKey::of(&d.measurement);
+                    src.energy.get(&k).map(|e| (k, e.clone()))
+                })
+                .collect();
+            if !energy.is_empty() {
+                target.put_energy(&energy).with_context(|| {
+                    format!(
+                        "merging {}'s energy into {}",
+                        origin,
+                        target.path().display()
+                    )
+                })?;
+            }
         }
         for s in new_spaces {
             spaces.insert((s.package, s.function));

@@ -17,6 +17,7 @@ pub mod export;
 pub mod html;
 pub mod import;
 pub mod merge;
+pub mod objective;
 pub mod per_size;
 pub mod plot;
 pub mod present;
@@ -52,6 +53,8 @@ pub struct Group {
     pub ct_workload: String,
     /// Variant → its measurements (base included, under `base`).
     pub variants: BTreeMap<String, Vec<Measurement>>,
+    /// (variant, runtime workload) → its energy, where measured (`objective::attach_energy`).
+    pub energy: objective::GroupEnergy,
 }
 
 /// A variant's standing in its group.
@@ -194,6 +197,7 @@ pub fn groups(ms: Vec<Measurement>, latest_only: bool) -> Vec<Group> {
             revision: m.revision.clone(),
             ct_workload: m.ct_workload.clone(),
             variants: BTreeMap::new(),
+            energy: BTreeMap::new(),
         });
         g.variants.entry(m.variant.clone()).or_default().push(m);
     }

@@ -80,9 +80,9 @@ impl Drop for Created {
 /// 2 added `stop` (why a variant's measurement stopped), 3 `control` (base measured in the
 /// same bench process), 4 `kernels` (what the variant's kernels compiled to), 5 the
 /// `provenance` table and the rows' `provenance` and `sm_clocks` (where and how each pass
-/// measured, and each sample's SM clock); an older store is migrated when a search opens it,
-/// and read as it is.
-pub const SCHEMA_VERSION: i64 = 5;
+/// measured, and each sample's SM clock), 6 the `energy` table (`search --objective
+/// energy|edp`); an older store is migrated when a search opens it, and read as it is.
+pub const SCHEMA_VERSION: i64 = 6;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -361,6 +361,7 @@ impl Store {
         self.conn.execute_batch("PRAGMA synchronous = NORMAL")?;
         self.conn.execute_batch(SCHEMA)?;
         self.conn.execute_batch(provenance::TABLE)?;
+        self.conn.execute_batch(energy::TABLE)?;
         match self.schema_version()? {
             None => {
                 self.conn.execute(
@@ -369,11 +370,11 @@ impl Store {
                 )?;
             }
             Some(v) if v == SCHEMA_VERSION.to_string() => {}
-            Some(v) if ["1", "2", "3", "4"].contains(&v.as_str()) => {
+            Some(v) if ["1", "2", "3", "4", "5"].contains(&v.as_str()) => {
                 // 2 added `stop` (a raced variant of a version-1 store said so in its
                 // message); 3 added `control`; 4 added `kernels`; 5 added `provenance` (its
-                // table is created above) and `sm_clocks`. One step after another, in one
-                // transaction.
+                // table is created above) and `sm_clocks`; 6 added the `energy` table
+                // (created above). One step after another, in one transaction.
                 let tx = self.conn.unchecked_transaction()?;
                 if v == "1" {
                     tx.execute_batch(
@@ -384,13 +385,15 @@ impl Store {
                 if v == "1" || v == "2" {
                     tx.execute_batch("ALTER TABLE results ADD COLUMN control TEXT;")?;
                 }
-                if v != "4" {
+                if v != "4" && v != "5" {
                     tx.execute_batch("ALTER TABLE results ADD COLUMN kernels TEXT;")?;
                 }
-                tx.execute_batch(
-                    "ALTER TABLE results ADD COLUMN provenance TEXT;
-                     ALTER TABLE results ADD COLUMN sm_clocks TEXT;",
-                )?;
+                if v != "5" {
+                    tx.execute_batch(
+                        "ALTER TABLE results ADD COLUMN provenance TEXT;
+                         ALTER TABLE results ADD COLUMN sm_clocks TEXT;",
+                    )?;
+                }
                 tx.execute(
                     "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
                     [SCHEMA_VERSION.to_string()],
@@ -697,6 +700,7 @@ fn file_uri(path: &Path) -> String {
     uri
 }
 
+pub mod energy;
 pub mod provenance;
 #[cfg(test)]
 mod tests;

@@ -335,6 +335,7 @@ pub fn search(
                 user_axes: user_axes.clone(),
                 bench_args: bench_args.clone(),
                 work_dir,
+                energy: Default::default(),
             };
             search_bench((ws, args, s), &plan, store, &base, &mut counters, out)?;
         }

@@ -343,3 +343,58 @@ fn a_merge_writes_the_provenance_of_the_rows_it_writes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_version_5_store_gains_the_energy_table_and_energy_round_trips() {
+    use super::energy::{Energy, RowKey};
+    let dir = std::env::temp_dir().join(format!("gputune-store-v5-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("v5.db");
+    {
+        let conn = Connection::open(&path).expect("sqlite");
+        conn.execute_batch(SCHEMA).expect("schema 5");
+        conn.execute_batch(provenance::TABLE).expect("provenance");
+        conn.execute_batch(
+            "INSERT INTO meta VALUES ('schema_version', '5');
+             INSERT INTO results (revision, device, arch, package, bench, function,
+                 ct_workload, variant, rt_workload, rt_weight, status, center, samples)
+             VALUES ('r', 'd', 'sm_90', 'p', 'b', 'f', '*', 'x_1', 'N=1', 1.0, 'ok', 1.0,
+                 '[1.0]');",
+        )
+        .expect("a row");
+    }
+    let ro = Store::open_read_only(&path).expect("reads version 5");
+    assert_eq!(ro.schema(), 5);
+    assert!(
+        ro.energies().expect("none").is_empty(),
+        "no table, no energy"
+    );
+    drop(ro);
+    let rw = Store::open(&path).expect("migrates");
+    assert_eq!(
+        rw.schema_version().expect("meta"),
+        Some(SCHEMA_VERSION.to_string())
+    );
+    assert_eq!(rw.measurements().expect("rows").len(), 1, "kept");
+    let row = sample("x_2", "N=1");
+    let energy = Energy {
+        joules: vec![0.02, 0.021],
+        watts: vec![400.0, 410.0],
+        control: vec![0.03, 0.031],
+        counter_interval: Some(0.02),
+    };
+    rw.put_with_energy(
+        std::slice::from_ref(&row),
+        &[(RowKey::of(&row), energy.clone())],
+    )
+    .expect("put");
+    assert_eq!(rw.energies().expect("read"), [(RowKey::of(&row), energy)]);
+    // Measured again without energy: no energy of the old measurement stays beside it.
+    rw.put_with_energy(std::slice::from_ref(&row), &[])
+        .expect("put again");
+    assert!(rw.energies().expect("read").is_empty());
+    assert_eq!(rw.integrity().expect("check"), "ok");
+    drop(rw);
+    let _ = std::fs::remove_dir_all(&dir);
+}

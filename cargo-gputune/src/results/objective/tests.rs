@@ -1,0 +1,159 @@
+//! Objectives on a simulated device: each variant has a known time per launch and a known
+//! power, so a known energy per launch (power × time) and EDP; samples carry seeded noise;
+//! each variant's rows carry base measured beside it as their control, as a search stores
+//! them. The winners by time, energy and EDP are known and differ.
+
+use super::*;
+use crate::results::groups;
+use crate::results::tests::m;
+
+/// SplitMix64, uniform in [-1, 1).
+struct Noise(u64);
+
+impl Noise {
+    fn draw(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+
+    fn around(&mut self, center: f64, spread: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|_| center * (1.0 + spread * self.draw()))
+            .collect()
+    }
+}
+
+/// The simulated device: label → (seconds per launch, watts while it runs).
+const MODEL: [(&str, f64, f64); 5] = [
+    ("base", 1.0e-3, 400.0),
+    // Fastest, but at a high power: more energy than base.
+    ("fast_1", 0.8e-3, 560.0),
+    // Faster and at base's power: less energy, and the best EDP.
+    ("mid_1", 0.9e-3, 400.0),
+    // Slower, at a low power: the least energy.
+    ("frugal_1", 1.1e-3, 300.0),
+    // Slower and more energy: dominated.
+    ("bad_1", 1.2e-3, 450.0),
+];
+
+/// A group measured on the simulated device: 20 cold samples (0.5 % noise) and 5 energy
+/// batches (1 % noise) per row, each variant's control base measured again beside it.
+fn simulated(seed: u64) -> Group {
+    let mut noise = Noise(seed);
+    let (base_t, base_p) = (MODEL[0].1, MODEL[0].2);
+    let mut rows = Vec::new();
+    let mut energies = Vec::new();
+    for (label, t, p) in MODEL {
+        let mut row = m(label, "N=1", t, 0.005);
+        row.samples = noise.around(t, 0.005, 20);
+        row.center = median(row.samples.clone());
+        let mut energy = Energy {
+            joules: noise.around(t * p, 0.01, 5),
+            watts: noise.around(p, 0.01, 5),
+            control: Vec::new(),
+            counter_interval: Some(0.02),
+        };
+        if label != "base" {
+            row.control = noise.around(base_t, 0.005, 20);
+            energy.control = noise.around(base_t * base_p, 0.01, 5);
+        }
+        energies.push((RowKey::of(&row), energy));
+        rows.push(row);
+    }
+    let mut g = groups(rows, false);
+    attach_energy(&mut g, energies);
+    assert_eq!(g.len(), 1);
+    g.remove(0)
+}
+
+#[test]
+fn each_objective_picks_its_own_winner() {
+    for seed in [1, 2, 3] {
+        let g = simulated(seed);
+        assert!(g.has_energy());
+        let winner = |o| g.winner_by(o).map(|r| r.variant);
+        assert_eq!(winner(Objective::Time).as_deref(), Some("fast_1"), "{seed}");
+        assert_eq!(
+            winner(Objective::Energy).as_deref(),
+            Some("frugal_1"),
+            "{seed}"
+        );
+        assert_eq!(winner(Objective::Edp).as_deref(), Some("mid_1"), "{seed}");
+        // Time by objective is exactly the time ranking.
+        let labels = |rs: Vec<Ranked>| rs.into_iter().map(|r| r.variant).collect::<Vec<_>>();
+        assert_eq!(labels(g.ranked_by(Objective::Time)), labels(g.ranked()));
+    }
+}
+
+#[test]
+fn energy_scores_are_base_over_variant_with_significance_both_ways() {
+    let g = simulated(4);
+    let score =
+        |o, label: &str| score_by(o, &g.energy, g.base(), &g.variants[label]).expect("scored");
+    // frugal: 0.4 J against 0.33 J per launch.
+    let s = score(Objective::Energy, "frugal_1");
+    assert!((s.score - 0.4 / 0.33).abs() < 0.03, "{s:?}");
+    assert_eq!(s.verdict(), score::Verdict::Faster, "better: less energy");
+    // fast: 0.448 J, more than base's 0.4 J, although it is faster.
+    let s = score(Objective::Energy, "fast_1");
+    assert!((s.score - 0.4 / 0.448).abs() < 0.03, "{s:?}");
+    assert_eq!(s.verdict(), score::Verdict::Slower);
+    assert_eq!(
+        score(Objective::Time, "fast_1").verdict(),
+        score::Verdict::Faster
+    );
+    // EDP of mid: 0.36 J × 0.9 ms against 0.4 J × 1 ms.
+    let s = score(Objective::Edp, "mid_1");
+    assert!((s.score - 0.4e-3 / (0.36 * 0.9e-3)).abs() < 0.04, "{s:?}");
+    // Base against itself is 1 by any objective.
+    for o in [Objective::Time, Objective::Energy, Objective::Edp] {
+        let s = score(o, "base");
+        assert!((s.score - 1.0).abs() < 1e-12 && !s.significant, "{o:?}");
+    }
+}
+
+#[test]
+fn the_pareto_front_is_what_nothing_beats_on_both() {
+    let g = simulated(5);
+    let points = g.points();
+    assert_eq!(points.len(), 5);
+    let p = |label: &str| points.iter().find(|(l, _)| l == label).expect("point").1;
+    assert!((p("frugal_1").energy / 0.33 - 1.0).abs() < 0.02);
+    assert!((p("frugal_1").power / 300.0 - 1.0).abs() < 0.02);
+    assert!((p("mid_1").edp() / (0.36 * 0.9e-3) - 1.0).abs() < 0.03);
+    let front: Vec<String> = pareto_front(&points).into_iter().collect();
+    assert_eq!(front, ["fast_1", "frugal_1", "mid_1"]);
+    // Ties: a point equal to another in both is on the front with it; one equal in time and
+    // worse in energy is not.
+    let at = |time, energy| Point {
+        time,
+        energy,
+        power: 1.0,
+        energy_noise: None,
+    };
+    let pts = vec![
+        ("a".to_string(), at(1.0, 1.0)),
+        ("b".to_string(), at(1.0, 1.0)),
+        ("c".to_string(), at(1.0, 2.0)),
+    ];
+    let front: Vec<String> = pareto_front(&pts).into_iter().collect();
+    assert_eq!(front, ["a", "b"]);
+}
+
+#[test]
+fn without_energy_nothing_is_scored_or_on_the_front() {
+    let mut g = simulated(6);
+    g.energy.clear();
+    assert!(!g.has_energy());
+    assert!(g.winner_by(Objective::Energy).is_none());
+    assert!(g.points().is_empty());
+    assert_eq!(
+        g.winner_by(Objective::Time).map(|r| r.variant).as_deref(),
+        Some("fast_1"),
+        "time does not need energy"
+    );
+}
