@@ -277,6 +277,64 @@ fn profile_takes_one_sample_per_state() {
 }
 
 #[test]
+fn energy_on_a_cpu_is_unavailable_said_once_and_never_faked() {
+    let out = run(
+        reduce(),
+        &[
+            "-a",
+            "T{ct}=f32",
+            "-a",
+            "Elements{io}[pow2]=[10,12]",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "10",
+            "--no-batch",
+            "--energy",
+            "--json",
+            "-",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("note: energy is not measured").count(),
+        1,
+        "said once for two states: {stderr}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let states = doc["benchmarks"][0]["states"].as_array().expect("states");
+    assert_eq!(states.len(), 2);
+    for st in states {
+        let why = st["energy"]["unavailable"].as_str().expect("says why");
+        assert!(why.contains("no energy counter"), "{why}");
+        assert_eq!(st["energy"]["batches"].as_array().map(Vec::len), Some(0));
+        assert!(summary(st, "gputune/energy/joules_per_launch/mean").is_none());
+        // The times are measured as ever.
+        assert_eq!(st["samples"]["gpu"].as_array().map(Vec::len), Some(10));
+    }
+    // Without --energy, no energy record at all.
+    let out = run(
+        reduce(),
+        &[
+            "-a",
+            "T{ct}=f32",
+            "-a",
+            "Elements{io}[pow2]=10",
+            "--profile",
+            "--json",
+            "-",
+        ],
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert!(doc["benchmarks"][0]["states"][0]["energy"].is_null());
+}
+
+#[test]
 fn the_wall_clock_timeout_marks_the_state() {
     let out = run(
         reduce(),

@@ -408,3 +408,39 @@ fn slow_variants_lose_the_race_and_the_fastest_is_measured_in_full() {
     assert!(lost > 0, "{order:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_energy_search_without_a_counter_says_so_and_runs_on_time() {
+    let _spin = gputune_tests::spin_lock();
+    let bin = gputune_tests::cargo_gputune();
+    let dir = gputune_tests::temp_dir("energy");
+    let db = dir.join("store.db");
+    let mut args = vec!["search", "--objective", "energy"];
+    args.extend(BENCH_ARGS);
+    let out = gputune(&bin, &db, &args);
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("Note: energy is not measured").count(),
+        1,
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Every variant measured and scored by time; no energy, no winner by energy, no front.
+    assert!(stdout.contains("energy winner: none"), "{stdout}");
+    assert!(
+        stdout.contains("Pareto front of time × energy: none (no energy measured)"),
+        "{stdout}"
+    );
+    let doc: Value = serde_json::from_slice(&out_json(&bin, &db)).expect("report JSON");
+    let variants = doc["groups"][0]["variants"].as_array().expect("variants");
+    assert_eq!(variants.len(), 5, "{doc}");
+    // The report has no energy table; apply by energy is refused, by time it works.
+    let out = gputune(&bin, &db, &["report"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Energy:"));
+    let out = gputune(&bin, &db, &["apply", "--objective", "energy", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no energy measurements"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,6 +11,7 @@ use crate::results::present;
 use crate::results::store::{Measurement, Store};
 use crate::results::{Group, Ranked};
 
+pub mod energy;
 pub mod provenance;
 
 /// Output formats.

@@ -80,6 +80,19 @@ fn search_command(
     if let Some(line) = counters.critical_path(started) {
         out.status(&line);
     }
+    if s.objective.needs_energy() {
+        let mut groups: Vec<results::Group> = results::groups(store.measurements()?, true)
+            .into_iter()
+            .filter(|g| touched.contains(&(g.package.clone(), g.bench.clone())))
+            .collect();
+        results::objective::attach_energy(&mut groups, store.energies()?);
+        for g in &groups {
+            out.line(&crate::results::present::title(g));
+            for line in report::energy::summary(g, s.objective) {
+                out.line(&format!("  {line}"));
+            }
+        }
+    }
     if s.json {
         let groups: Vec<results::Group> = results::groups(store.measurements()?, true)
             .into_iter()
@@ -265,6 +278,10 @@ fn report_command(
         );
     } else {
         print!("{}", report::render(&groups, r.top, r.format));
+        // The energy table is text: a JSON or CSV report stays one document.
+        if matches!(r.format, report::Format::Table | report::Format::Markdown) {
+            print!("{}", report::energy::render(&groups, r.objective, r.top));
+        }
     }
     if let Some((dir, plots)) = plots {
         for note in &plots.notes {
@@ -406,8 +423,9 @@ fn results_at(
     selected: Option<&[String]>,
 ) -> Result<(Store, Vec<results::Group>)> {
     let store = Store::open_read_only(path)?;
-    let groups =
+    let mut groups =
         results::select_packages(results::groups(store.measurements()?, true), selected, path)?;
+    results::objective::attach_energy(&mut groups, store.energies()?);
     Ok((store, groups))
 }
 
@@ -419,11 +437,20 @@ fn apply_command(
     out: &mut Output,
 ) -> Result<i32> {
     let (store, groups) = workspace_results(ws, args)?;
+    if a.objective.needs_energy() && !groups.iter().any(results::Group::has_energy) {
+        return Err(anyhow::Error::new(Usage(format!(
+            "apply --objective {}: the store holds no energy measurements; search with \
+             --objective {} on a GPU whose energy counter NVML reads",
+            a.objective.as_str(),
+            a.objective.as_str()
+        ))));
+    }
     let options = apply::Options {
         dry_run: a.dry_run,
         arch_only: a.arch_only,
         per_size: a.per_size,
         size_axis: a.size_axis.clone(),
+        objective: a.objective,
     };
     let n = apply::apply(ws, &groups, &store, &options, out)?;
     out.status(&format!(

@@ -76,6 +76,8 @@ pub struct Settings {
     /// Also run the hot (batched) loop of every variant. Off by default: scores come from the
     /// cold times, so a search adds `--no-batch` to the bench arguments.
     pub hot: bool,
+    /// What to optimise: energy and EDP measure every variant's energy, in full.
+    pub objective: crate::results::objective::Objective,
     /// Kill a build after this many times the base build's time.
     pub build_limit: f64,
     /// Kill a run after this many times base's run time.
@@ -210,8 +212,13 @@ pub(crate) fn measurement_args(s: &Settings) -> Result<BenchArgs> {
     if !s.hot {
         a.no_batch = true;
     }
+    // Energy and EDP need every variant's energy: a race or a screening stops a variant by
+    // its time, before its energy is measured.
+    if s.objective.needs_energy() {
+        a.energy = true;
+    }
     // `--race` or `--decide` after `--` is the user's own choice of the same thing.
-    if !s.no_race && a.race.is_none() && a.decide.is_none() {
+    if !s.no_race && !s.objective.needs_energy() && a.race.is_none() && a.decide.is_none() {
         match s.race {
             Some(r) if !(r.is_finite() && r >= 0.0) => {
                 return Err(usage(format!(

@@ -35,6 +35,8 @@ pub struct Options {
     pub per_size: bool,
     /// The runtime axis the sizes are read from; default: the function's `size(Axis = …)`.
     pub size_axis: Option<String>,
+    /// What the winners are picked by (`--objective`).
+    pub objective: crate::results::objective::Objective,
 }
 
 /// Applies the winners of `groups`; with `options.dry_run`, prints the new files instead.

@@ -51,7 +51,7 @@ pub fn plan(g: &Group, spec: &TuneSpec, options: &Options) -> Result<Planned> {
             ));
         }
     }
-    let Some(winner) = g.winner() else {
+    let Some(winner) = g.winner_by(options.objective) else {
         planned.notes.push(format!(
             "No significant, verified winner for {what}; nothing applied"
         ));
@@ -61,7 +61,16 @@ pub fn plan(g: &Group, spec: &TuneSpec, options: &Options) -> Result<Planned> {
         return Ok(planned);
     };
     let score = winner.score.as_ref().map_or(0.0, |s| s.score);
-    planned.line = format!("{what}: {} (score {score:.4})", winner.variant);
+    planned.line = match options.objective {
+        crate::results::objective::Objective::Time => {
+            format!("{what}: {} (score {score:.4})", winner.variant)
+        }
+        o => format!(
+            "{what}: {} ({} score {score:.4})",
+            winner.variant,
+            o.as_str()
+        ),
+    };
     planned.entries = Some(vec![Entry {
         params: params_of(&point),
         size: None,

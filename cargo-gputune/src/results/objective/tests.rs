@@ -157,3 +157,34 @@ fn without_energy_nothing_is_scored_or_on_the_front() {
         "time does not need energy"
     );
 }
+
+#[test]
+fn the_report_s_energy_table_marks_the_front_and_says_the_winners_differ() {
+    let g = simulated(7);
+    let text =
+        crate::results::report::energy::render(std::slice::from_ref(&g), Objective::Energy, 1);
+    // Top 1 by energy (frugal), base, and the rest of the front (fast, mid); not bad_1.
+    for label in ["frugal_1", "fast_1", "mid_1", "base"] {
+        assert!(text.contains(label), "{label}: {text}");
+    }
+    assert!(!text.contains("bad_1"), "{text}");
+    assert!(text.contains("energy winner: frugal_1"), "{text}");
+    assert!(text.contains("time winner: fast_1"), "{text}");
+    assert!(
+        text.contains("the time and energy winners differ"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Pareto front of time × energy: fast_1, frugal_1, mid_1"),
+        "{text}"
+    );
+    let frugal = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("frugal_1"))
+        .expect("row");
+    assert!(frugal.trim_end().ends_with('*'), "{frugal}");
+    // No energy, no table.
+    let mut none = g.clone();
+    none.energy.clear();
+    assert!(crate::results::report::energy::render(&[none], Objective::Energy, 5).is_empty());
+}
