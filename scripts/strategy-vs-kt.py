@@ -5,7 +5,7 @@ configurations as evaluations, failures included.
 
   python3 scripts/strategy-vs-kt.py [--data DIR] [--out DIR] [--seeds 25]
       [--budgets 25,50,100,200,400] [--spaces pnpoly_RTX_3090,...] [--gputune-strategies ...]
-      [--kt-strategies ...] [--kt-seeds N] [--jobs 2] [--gputune BIN] [--batch-size 1]
+      [--kt-strategies ...] [--kt-seeds N] [--first-seed 0] [--jobs 2] [--gputune BIN] [--batch-size 1]
 
 Every space of DIR (default ../shared/data/kt-spaces) is imported with `cargo gputune import`
 (with the T1 file of its kernel, for the base), replayed with each gputune strategy (`cargo gputune
@@ -23,7 +23,8 @@ with the same OUT reuses them (delete the files to start over), so a long run ca
 several (--budgets, --kt-strategies "", --gputune-strategies "") and tabled by one final run. Kernel Tuner's searchspace and cache are built once per
 space and process (its construction takes seconds on the 17,956-point GEMM), not once per run.
 Seeds: Kernel Tuner's run with seed s sets Python's and NumPy's global generators to s; gputune's
-takes `--seed s`.
+takes `--seed s`. --first-seed F replays gputune's seeds F, F + 1, … (tuning seeds, kept apart from
+the benchmark's 0..N-1; Kernel Tuner's runs stay on 0..N-1, its runs being fixed).
 """
 import argparse
 import gzip
@@ -106,27 +107,29 @@ def digest(path):
     return h.hexdigest()[:16]
 
 
-def gputune_replays(gputune, db, spaces, strategies, seeds, budgets, batch, log):
+def gputune_replays(gputune, db, spaces, strategies, seeds, budgets, batch, log, first=0):
     """{(space, strategy, budget): [fraction per seed]}; replays of the same binary, strategy,
-    budget, seeds and batch kept in `log` are reused."""
+    budget, seeds (`first`, first + 1, …) and batch kept in `log` are reused."""
     binary = digest(gputune)
     kept = {}
     if os.path.exists(log):
         with open(log) as f:
             for line in f:
                 r = json.loads(line)
-                kept[(r["binary"], r["strategy"], r["budget"], r["seeds"], r["batch"])] = r
+                kept[(r["binary"], r["strategy"], r["budget"], r["seeds"], r["batch"],
+                      r.get("first_seed", 0))] = r
     out = {}
     for s in strategies:
         for b in budgets:
-            k = kept.get((binary, s, b, seeds, batch))
+            k = kept.get((binary, s, b, seeds, batch, first))
             if k and all(sp in k["fractions"] for sp in spaces):
                 for sp in spaces:
                     out[(sp, s, b)] = k["fractions"][sp]
                 continue
             t = time.time()
             run = subprocess.run(
-                [gputune, "gputune", "replay", "--db", db, "--strategy", s, "--seeds", str(seeds),
+                [gputune, "gputune", "replay", "--db", db, "--strategy", s, "--seed", str(first),
+                 "--seeds", str(seeds),
                  "--max-evals", str(b), "--batch-size", str(batch), "--format", "json"],
                 capture_output=True, text=True)
             if run.returncode != 0:
@@ -140,7 +143,7 @@ def gputune_replays(gputune, db, spaces, strategies, seeds, budgets, batch, log)
             print(f"  gputune {s:>10} @ {b:>4}: {time.time() - t:6.1f} s", file=sys.stderr)
             with open(log, "a") as f:
                 f.write(json.dumps({"binary": binary, "strategy": s, "budget": b, "seeds": seeds,
-                                    "batch": batch, "seconds": time.time() - t,
+                                    "first_seed": first, "batch": batch, "seconds": time.time() - t,
                                     "fractions": {sp: out[(sp, s, b)] for sp in spaces}}) + "\n")
     return out
 
@@ -310,6 +313,8 @@ def main():
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data", "kt-spaces"))
     ap.add_argument("--out", default=os.path.join(ROOT, "target", "strategy-vs-kt"))
     ap.add_argument("--seeds", type=int, default=25)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="gputune's first seed (tuning seeds: e.g. 1000; Kernel Tuner's stay 0..)")
     ap.add_argument("--kt-seeds", type=int, help="seeds of Kernel Tuner's runs (default --seeds)")
     ap.add_argument("--budgets", default="25,50,100,200,400")
     ap.add_argument("--spaces", default="", help="comma-separated names (default: all)")
@@ -335,7 +340,7 @@ def main():
         db = os.path.join(tmp, "kt.db")
         gputune_import(gputune, a.data, spaces, db)
         mine = gputune_replays(gputune, db, spaces, ours, a.seeds, budgets, a.batch_size,
-                               os.path.join(a.out, "gputune-runs.jsonl"))
+                               os.path.join(a.out, "gputune-runs.jsonl"), a.first_seed)
         kt = kt_replays(tmp, a.data, spaces, theirs, kt_seeds, budgets, a.jobs,
                         os.path.join(a.out, "kt-runs.jsonl"), a.kt_kept_only) if theirs else {}
     finally:
@@ -348,7 +353,9 @@ def main():
         rows[(s, "kt " + k, b)] = v
     names = ["gputune " + k for k in ours] + ["kt " + k for k in theirs]
     lines = [f"Fraction of the optimum (optimum time / best time found; 1.0 = optimum), median "
-             f"[q1, q3] over {a.seeds} seeds (gputune) and {kt_seeds} (Kernel Tuner); "
+             f"[q1, q3] over {a.seeds} seeds (gputune"
+             + (f", from seed {a.first_seed}" if a.first_seed else "")
+             + f") and {kt_seeds} (Kernel Tuner); "
              f"gputune batch {a.batch_size}; (n=N): a cell of another number of seeds.", ""]
     verdict = []
     for b in budgets:

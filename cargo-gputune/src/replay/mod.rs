@@ -176,6 +176,10 @@ pub struct Run {
     pub seconds_to_best: f64,
     /// Recorded seconds of every evaluation.
     pub seconds: f64,
+    /// Each improvement of the best found: the evaluation (from 1) and the best score over the
+    /// best recorded from then on. A run of a larger budget is a run of a smaller one continued
+    /// (the strategies do not see the budget), so this gives the fraction at every budget.
+    pub curve: Vec<(usize, f64)>,
     /// Why it ended.
     pub ended: Ended,
 }
@@ -229,6 +233,7 @@ pub fn replay_with(
         at: 0,
         seconds_to_best: 0.0,
         seconds: 0.0,
+        curve: Vec::new(),
         ended: Ended::Strategy,
     };
     let mut stalled = 0;
@@ -286,6 +291,7 @@ pub fn replay_with(
                     run.best = Some((s, label.clone()));
                     run.at = run.evaluations;
                     run.seconds_to_best = run.seconds;
+                    run.curve.push((run.evaluations, s / rec.best.0));
                 }
             }
             scored.insert(label, score);

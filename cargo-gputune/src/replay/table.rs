@@ -122,6 +122,7 @@ pub fn to_json(replayed: &[Replayed], kind: StrategyKind, limits: Limits) -> Val
                 "at": run.at,
                 "seconds_to_best": run.seconds_to_best,
                 "seconds": run.seconds,
+                "curve": run.curve,
             })).collect::<Vec<_>>(),
             "fraction": summary(&r.runs, |r| r.fraction),
             "at": summary(&r.runs, |r| r.at as f64),

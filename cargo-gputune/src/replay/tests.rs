@@ -96,6 +96,12 @@ fn unbounded_replays_find_the_optimum_and_count_the_recorded_time() {
         // 1.5 s per recorded point.
         assert!((run.seconds - 1.5 * 34.0).abs() < 1e-9);
         assert!(run.at >= 1 && run.seconds_to_best <= run.seconds);
+        // The best-so-far curve rises, and ends where the run's best was found.
+        assert_eq!(run.curve.last(), Some(&(run.at, run.fraction)), "{kind:?}");
+        assert!(run
+            .curve
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
         assert_eq!(
             replay(&rec, kind, 3, limits(None, None)).expect("replays"),
             run

@@ -4,7 +4,7 @@
 //! A space's labels are exactly its valid points after `require`, so a strategy that only
 //! ever proposes labels of the space is require-aware without evaluating `require` itself.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gputune_grammar::TuneSpec;
 use gputune_protocol::manifest::Function;
@@ -188,6 +188,63 @@ impl Indexed {
         out
     }
 
+    /// The points that differ from point `i` in exactly two parameters, each moved to an
+    /// adjacent value (one up or down its list), whether or not the point between them (one
+    /// of the two moves alone) is in the space: where a constraint couples two parameters,
+    /// it is not.
+    pub fn two_adjacent(&self, i: usize) -> Vec<usize> {
+        let Some(c) = &self.coords[i] else {
+            return Vec::new();
+        };
+        let moved = |v: usize, up: bool, n: usize| match up {
+            true => (v + 1 < n).then_some(v + 1),
+            false => v.checked_sub(1),
+        };
+        let mut out = Vec::new();
+        let mut q = c.clone();
+        for p in 0..c.len() {
+            for r in p + 1..c.len() {
+                for up_p in [false, true] {
+                    let Some(vp) = moved(c[p], up_p, self.sizes[p]) else {
+                        continue;
+                    };
+                    for up_r in [false, true] {
+                        let Some(vr) = moved(c[r], up_r, self.sizes[r]) else {
+                            continue;
+                        };
+                        q[p] = vp;
+                        q[r] = vr;
+                        if let Some(j) = self.at(&q) {
+                            out.push(j);
+                        }
+                        q[p] = c[p];
+                        q[r] = c[r];
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Of `points`, those that differ from point `i` in at most `radius` parameters.
+    pub fn within(
+        &self,
+        i: usize,
+        radius: usize,
+        points: impl Iterator<Item = usize>,
+    ) -> HashSet<usize> {
+        let Some(c) = &self.coords[i] else {
+            return HashSet::new();
+        };
+        points
+            .filter(|&j| {
+                self.coords[j]
+                    .as_ref()
+                    .is_some_and(|d| d.iter().zip(c).filter(|(a, b)| a != b).count() <= radius)
+            })
+            .collect()
+    }
+
     /// Each point's coordinates scaled to [0, 1] per parameter, for distances.
     pub fn unit(&self, i: usize) -> Option<Vec<f64>> {
         let c = self.coords[i].as_ref()?;
@@ -348,5 +405,51 @@ mod tests {
         n.sort();
         assert_eq!(n, vec![1, 2]);
         assert_eq!(ix.neighbours(3), vec![2]);
+    }
+
+    #[test]
+    fn within_keeps_the_points_at_most_radius_parameters_away() {
+        let (params, space) = (
+            params(),
+            ["a_1.b_c_x", "a_4.b_c_x", "a_1.b_c_x.y", "a_2.b_c_x.y"],
+        );
+        let space: Vec<String> = space.map(String::from).to_vec();
+        let ix = Indexed::new(&params, &space);
+        let all = || 0..space.len();
+        assert_eq!(ix.within(0, 0, all()), HashSet::from([0]));
+        assert_eq!(ix.within(0, 1, all()), HashSet::from([0, 1, 2]));
+        assert_eq!(ix.within(0, 2, all()).len(), 4);
+        assert_eq!(ix.within(0, 2, [3].into_iter()), HashSet::from([3]));
+    }
+
+    #[test]
+    fn two_adjacent_moves_two_parameters_one_value_each_even_across_a_hole() {
+        let params = Params(vec![
+            ("a".into(), vec!["1".into(), "2".into(), "4".into()]),
+            ("b".into(), vec!["x".into(), "y".into()]),
+            ("c".into(), vec!["0".into(), "1".into()]),
+        ]);
+        // Every point but a_2.b_x.c_0 and a_1.b_y.c_1 (the points between a_1.b_x.c_0 and
+        // a_2.b_y.c_0, a_1.b_y.c_1 and a_2.b_x.c_1 are partly missing).
+        let mut space = Vec::new();
+        for a in ["1", "2", "4"] {
+            for b in ["x", "y"] {
+                for c in ["0", "1"] {
+                    if (a, b, c) != ("2", "x", "0") && (a, b, c) != ("1", "y", "1") {
+                        space.push(format!("a_{a}.b_{b}.c_{c}"));
+                    }
+                }
+            }
+        }
+        let ix = Indexed::new(&params, &space);
+        let from = ix.index("a_1.b_x.c_0").expect("in the space");
+        let mut two: Vec<&str> = ix
+            .two_adjacent(from)
+            .into_iter()
+            .map(|j| ix.labels[j].as_str())
+            .collect();
+        two.sort();
+        // a_4 is two values from a_1: not adjacent; a_1.b_y.c_1 is not in the space.
+        assert_eq!(two, ["a_2.b_x.c_1", "a_2.b_y.c_0"]);
     }
 }
