@@ -53,6 +53,12 @@
 #   the GPU machine lacks (it has Python 3.12, numpy and CuPy, and no network) in .gpu/whl
 #   (downloaded once), and the kernels' sources (scale, reduce, transpose, sgemm, conv, rowsum,
 #   gemv and the header gemv.cu includes, half_vec.cuh) in .gpu/kt-src, for kt_tune.py.
+# - energy: .gpu/energy/, for gpu-energy.sh (issue 29): the scale, reduce and SGEMM spaces (as the
+#   parts scale, reduce and sgemm) searched with `--objective energy` (every variant's energy,
+#   in full), and their own cargo-gputune (.gpu/energy/cargo-gputune, which the bundles run): it
+#   speaks protocol 9, and the other parts' bundles keep the .gpu/cargo-gputune they were
+#   built with. Built alone (`bash scripts/build-gpu.sh energy`), it leaves the rest of .gpu/
+#   as it is.
 # The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune, faults, sgemm,
 # conv and large-base parts.
 set -euo pipefail
@@ -180,6 +186,25 @@ for line in sys.stdin:
     sgemm)
       bundle .gpu/sgemm-bundle -p gputune-example-sgemm-cuda search
       ;;
+    energy)
+      rm -rf .gpu/energy
+      mkdir -p .gpu/energy
+      bundle .gpu/energy/scale-bundle -p gputune-example-scale-cuda search --objective energy \
+        -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26'
+      bundle .gpu/energy/reduce-bundle -p gputune-example-reduce-cuda search --objective energy \
+        -a 'T{ct}=f32' -a 'Elements{io}[pow2]=28'
+      bundle .gpu/energy/sgemm-bundle -p gputune-example-sgemm-cuda search --objective energy
+      cp "$gputune" .gpu/energy/cargo-gputune
+      for b in .gpu/energy/*-bundle; do
+        printf '#!/bin/sh\nexec "$(dirname "$0")/../cargo-gputune" "$@"\n' > "$b/cargo-gputune"
+        chmod +x "$b/cargo-gputune"
+      done
+      if command -v strip > /dev/null; then
+        find .gpu/energy -type f -perm -u+x \( -name cargo-gputune -o -path '*/bin/*' \) \
+          -exec strip {} + 2> /dev/null || true
+      fi
+      cp scripts/gpu-energy.sh .gpu/energy/
+      ;;
     rowsum)
       bundle .gpu/rowsum-bundle -p gputune-example-cub-rowsum search
       ;;
@@ -224,11 +249,16 @@ for line in sys.stdin:
         examples/histogram-cuda/src/histogram.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, scale, provenance, scale-sizes, histogram-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, energy, scale, provenance, scale-sizes, histogram-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac
 done
+# The energy part alone keeps the rest of .gpu/ (and its cargo-gputune) as it was.
+if [ "$parts" = energy ]; then
+  du -sh .gpu/energy .gpu/energy/*-bundle
+  exit 0
+fi
 # One cargo-gputune for every bundle (each would otherwise carry its own 9 MB copy, and .gpu/
 # must stay under 64 MiB): a bundle's `cargo-gputune` becomes a two-line script that runs it.
 cp "$gputune" .gpu/cargo-gputune

@@ -519,6 +519,10 @@ impl Backend for CudaBackend {
     }
 
     fn hot_batch(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64> {
+        // A flush a cold sample left on the stream runs before this batch, whose data then
+        // fills L2: the next cold sample must flush again (after the hot loop, or the energy
+        // batches, of the state before).
+        self.flushed_ahead = false;
         let stream = &self.handles.stream;
         self.start
             .record(stream)
