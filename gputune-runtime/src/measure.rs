@@ -177,6 +177,7 @@ pub fn measure_cold_with_clock(
         .device()
         .sm_default_clock_rate
         .map(|hz| hz * settings.throttle_threshold);
+    backend.begin_cold_run();
     if settings.warm_up {
         backend.cold_sample(launches)?;
     }

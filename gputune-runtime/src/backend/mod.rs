@@ -38,6 +38,12 @@ pub trait Backend {
     /// the stream held by a spin kernel so that launch latency is hidden.
     fn cold_sample(&mut self, launches: &mut Launches<'_>) -> Result<ColdSample>;
 
+    /// Starts a run of consecutive cold samples of one state (before its warm-up). A backend
+    /// may put the next sample's cache flush on the device at the end of a sample; whatever
+    /// ran between two runs (a verifying run, a hot loop, another state's setup) ran after
+    /// that flush and left its data in the cache, so the run's first sample flushes afresh.
+    fn begin_cold_run(&mut self) {}
+
     /// Times `count` back-to-back executions of `launches` without flushing and returns the
     /// total device time in seconds.
     fn hot_batch(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64>;

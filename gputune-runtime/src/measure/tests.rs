@@ -16,6 +16,8 @@ struct Simulated {
     samples: usize,
     wall: Rc<Cell<f64>>,
     wall_step: f64,
+    /// `samples` at each `begin_cold_run`.
+    runs_begun: Vec<usize>,
 }
 
 impl Simulated {
@@ -43,6 +45,7 @@ impl Simulated {
             samples: 0,
             wall: wall.clone(),
             wall_step,
+            runs_begun: Vec::new(),
         };
         (sim, wall)
     }
@@ -63,6 +66,10 @@ impl Backend for Simulated {
             cpu_time: self.cost * 1.1,
             sm_clock_rate: Some(clock),
         })
+    }
+
+    fn begin_cold_run(&mut self) {
+        self.runs_begun.push(self.samples);
     }
 
     fn hot_batch(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64> {
@@ -90,6 +97,25 @@ fn timeout_marks_the_measurement() {
     assert!(m.timed_out);
     // warm-up at 0.5 s, then samples at 1.0 … 3.5: the sixth sample crosses 3 s.
     assert_eq!(m.gpu_times.len(), 6);
+}
+
+#[test]
+fn every_cold_run_is_announced_before_its_warm_up() {
+    // The CUDA backend flushes L2 for the next sample at the end of one; a run's first
+    // sample must not trust a flush that ran before whatever came between two runs.
+    let (mut sim, wall) = Simulated::new(1e-3, 0.0);
+    let settings = ColdSettings {
+        min_samples: 10,
+        ..ColdSettings::default()
+    };
+    for _ in 0..2 {
+        let mut count = SampleCount::new(10);
+        measure_cold_with_clock(&mut sim, &mut noop(), &mut count, &settings, &|| wall.get())
+            .expect("simulated device does not fail");
+    }
+    // Each run: announced, then its warm-up and ten samples.
+    assert_eq!(sim.runs_begun, vec![0, 11]);
+    assert_eq!(sim.samples, 22);
 }
 
 #[test]

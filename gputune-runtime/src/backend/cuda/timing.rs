@@ -518,6 +518,12 @@ impl Backend for CudaBackend {
         })
     }
 
+    fn begin_cold_run(&mut self) {
+        // The verifying run that replaces a state's warm-up, for one, ran after the flush the
+        // last sample of the state before left on the stream.
+        self.flushed_ahead = false;
+    }
+
     fn hot_batch(&mut self, launches: &mut Launches<'_>, count: u64) -> Result<f64> {
         // A flush a cold sample left on the stream runs before this batch, whose data then
         // fills L2: the next cold sample must flush again (after the hot loop, or the energy
