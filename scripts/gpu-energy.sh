@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 29's GPU acceptance (energy as well as time), on the GPU machine, from the repository root:
 #
-#   bash .gpu/energy/gpu-energy.sh DIR      [E=.gpu/energy] [EVALS=40] [SEARCH_LIMIT=120]
+#   bash .gpu/energy/gpu-energy.sh DIR   [E=.gpu/energy] [EVALS=40] [SEARCH_LIMIT=120] [W1=0.4 W2=0.8]
 #
 # Needs .gpu/energy (`bash scripts/build-gpu.sh energy`: the scale, reduce and SGEMM bundles built
 # with `search --objective energy`, and their cargo-gputune). No cargo needed. Writes logs, JSON,
@@ -11,10 +11,12 @@
 #     processes one after another, each measuring energy (`--energy`: 5 batches of at least 0.1 s
 #     and 4 counter updates). PASS when every process's mean joules per launch is within twice
 #     its own reported noise (the relative spread of its batches) of the median of the 5.
-# (b) Linearity: the same kernel with `--energy-window` 0.1 and 0.2 s, twice each, alternating:
-#     batches of about 2× the launches. PASS when the energy per batch grows as the launches do
-#     (energy ratio over launch ratio, that is joules per launch, within twice the two windows'
-#     noises combined of 1).
+# (b) Linearity: the same kernel with `--energy-window` W1 and W2 (0.4 and 0.8 s), twice each,
+#     alternating: batches of about 2× the launches. A batch spans at least 4 updates of the
+#     counter, which an H200 updates every 100 ms (2026-11-27), so windows under 0.4 s all make
+#     0.4 s batches there (0.1 against 0.2 s compared 0.4 s with 0.4 s). PASS when the launches
+#     per batch grew 1.6–2.6× and the energy per batch as much (energy ratio over launch ratio,
+#     that is joules per launch, within twice the two windows' noises combined of 1).
 # (c) Searches with `--objective energy`: each bundle's variants, a seeded random sample of
 #     EVALS (all, where the space is smaller), every one measured in full with its energy, base
 #     in each process as the control; `report` prints per example the time winner and the
@@ -24,6 +26,8 @@ out=${1:-${OUT:?give the folder for logs, stores and reports}}
 e=${E:-.gpu/energy}
 evals=${EVALS:-40}
 limit=${SEARCH_LIMIT:-120}
+w1=${W1:-0.4}
+w2=${W2:-0.8}
 gputune="$e/cargo-gputune"
 bin="$e/scale-bundle/bin/scale-base"
 mkdir -p "$out"
@@ -38,9 +42,9 @@ for i in 1 2 3 4 5; do
   "$bin" "${fixed[@]}" --json "$out/repeat-$i.json" > "$out/repeat-$i.log" 2>&1
   echo "repeat $i exit=$?"
 done
-# (b) Batches of 0.1 s and 0.2 s, alternating.
+# (b) Batches of W1 and W2, alternating.
 for k in 1 2; do
-  for w in 0.1 0.2; do
+  for w in "$w1" "$w2"; do
     "$bin" "${fixed[@]}" --energy-window "$w" --json "$out/window-$w-$k.json" \
       > "$out/window-$w-$k.log" 2>&1
     echo "window $w ($k) exit=$?"
@@ -59,9 +63,9 @@ for ex in scale reduce sgemm; do
   "$gputune" report --db "$out/$ex.db" --top 5 --objective edp > "$out/$ex.report-edp.txt" 2>&1
 done
 
-python3 - "$out" <<'PY' | tee "$out/summary.md"
+python3 - "$out" "$w1" "$w2" <<'PY' | tee "$out/summary.md"
 import json, math, os, statistics, sys
-out = sys.argv[1]
+out, w1, w2 = sys.argv[1:4]
 
 def state(path):
     try:
@@ -114,12 +118,12 @@ if len(ok_runs) == 5:
 else:
     print("\nFAIL (a): not every run measured energy")
 
-print("\n## (b) linearity: batches of 0.1 s against 0.2 s\n")
+print(f"\n## (b) linearity: batches of {w1} s against {w2} s\n")
 print("| window | run | launches/batch | J/batch | J/launch | noise |")
 print("|---|---|---|---|---|---|")
 w = {}
 for k in (1, 2):
-    for win in ("0.1", "0.2"):
+    for win in (w1, w2):
         r = energy(state(f"{out}/window-{win}-{k}.json"))
         w.setdefault(win, []).append(r)
         if r["jpl"] is None:
@@ -128,7 +132,7 @@ for k in (1, 2):
             print(f"| {win} s | {k} | {r['launches']:.0f} | {r['joules']:.2f} | {r['jpl']*1e3:.4f} mJ | {r['noise']*100:.2f} % |")
 good = all(r["jpl"] is not None for rs in w.values() for r in rs)
 if good:
-    a, b = w["0.1"], w["0.2"]
+    a, b = w[w1], w[w2]
     lr = statistics.mean(r["launches"] for r in b) / statistics.mean(r["launches"] for r in a)
     er = statistics.mean(r["joules"] for r in b) / statistics.mean(r["joules"] for r in a)
     na = statistics.mean(r["noise"] for r in a)
