@@ -37,7 +37,8 @@ pub enum StrategyKind {
     Annealing,
     /// Model-guided, the default guided strategy: a tree ensemble and k nearest neighbours
     /// taking turns as the surrogate, expected improvement, most rounds among the best point's
-    /// one-parameter neighbours.
+    /// one-parameter neighbours (then its two-parameter moves), some within four parameters of
+    /// it.
     Surrogate,
 }
 
