@@ -156,6 +156,16 @@ fn without_energy_nothing_is_scored_or_on_the_front() {
         Some("fast_1"),
         "time does not need energy"
     );
+    let lines = crate::results::report::energy::summary(&g, Objective::Energy);
+    assert_eq!(
+        lines[1..],
+        [
+            "energy winner: none significantly better than base".to_string(),
+            "the time winner is no energy winner: no variant beats base in energy beyond noise"
+                .to_string(),
+            "Pareto front of time × energy: none (no energy measured)".to_string(),
+        ]
+    );
 }
 
 #[test]

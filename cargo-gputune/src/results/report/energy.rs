@@ -121,10 +121,16 @@ pub fn summary(g: &Group, objective: Objective) -> Vec<String> {
             g.winner_by(Objective::Time).map(|w| w.variant),
             g.winner_by(objective).map(|w| w.variant),
         );
-        lines.push(if t == o {
-            format!("the time and {} winners are the same", objective.as_str())
-        } else {
-            format!("the time and {} winners differ", objective.as_str())
+        let name = objective.as_str();
+        lines.push(match (t, o) {
+            (None, None) => format!("neither time nor {name} has a winner beyond noise"),
+            (Some(_), None) => format!(
+                "the time winner is no {name} winner: no variant beats base in {name} beyond \
+                 noise"
+            ),
+            (None, Some(_)) => format!("the {name} winner is no time winner"),
+            (Some(t), Some(o)) if t == o => format!("the time and {name} winners are the same"),
+            (Some(_), Some(_)) => format!("the time and {name} winners differ"),
         });
     }
     let front: Vec<String> = pareto_front(&points).into_iter().collect();
