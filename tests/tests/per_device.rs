@@ -263,19 +263,19 @@ fn a_search_over_sizes_is_applied_per_size_from_two_models_and_dispatched_per_si
         .lines()
         .filter(|l| l.starts_with("size-") || l.starts_with("a = "))
         .collect();
-    // Boundaries at the geometric midpoints of 10^4, 2·10^5 and 4·10^6.
+    // Boundaries at the geometric midpoints of 10^4, 3.2·10^5 and 4·10^6.
     assert_eq!(
         ranges,
         [
             "size-axis = \"Elements\"",
-            "size-below = 44722",
+            "size-below = 56569",
             "a = 1",
             "size-axis = \"Elements\"",
-            "size-from = 44722",
-            "size-below = 894428",
+            "size-from = 56569",
+            "size-below = 1131371",
             "a = 4",
             "size-axis = \"Elements\"",
-            "size-from = 894428",
+            "size-from = 1131371",
             "a = 8",
         ],
         "{written}"
@@ -357,11 +357,11 @@ fn a_search_over_sizes_is_applied_per_size_from_two_models_and_dispatched_per_si
             &[
                 0,
                 10_000,
-                44_721,
-                44_722,
-                200_000,
-                894_427,
-                894_428,
+                56_568,
+                56_569,
+                320_000,
+                1_131_370,
+                1_131_371,
                 4_000_000,
                 1 << 40
             ]
