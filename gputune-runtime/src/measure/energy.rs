@@ -62,30 +62,8 @@ impl Default for EnergySettings {
     }
 }
 
-/// One batch: from one update of the counter to a later one.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct EnergyBatch {
-    /// Executions of the launches between the two updates.
-    pub launches: u64,
-    /// The counter's advance, joules.
-    pub joules: f64,
-    /// Wall time between the two updates (as the host saw them), seconds.
-    pub seconds: f64,
-    /// Device time of those launches, seconds.
-    pub gpu_seconds: f64,
-}
-
-impl EnergyBatch {
-    /// Joules per execution.
-    pub fn joules_per_launch(&self) -> f64 {
-        self.joules / self.launches as f64
-    }
-
-    /// Average power, watts.
-    pub fn watts(&self) -> f64 {
-        self.joules / self.seconds
-    }
-}
+/// One batch, as the protocol carries it: from one update of the counter to a later one.
+pub use gputune_protocol::EnergyBatch;
 
 /// What the energy measurement found.
 #[derive(Debug, Clone, PartialEq, Serialize)]

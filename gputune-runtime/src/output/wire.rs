@@ -397,16 +397,7 @@ fn energy_record(e: &crate::measure::energy::Energy) -> EnergyRecord {
         Energy::Measured(m) => EnergyRecord {
             unavailable: None,
             counter_interval: Some(m.counter_interval),
-            batches: m
-                .batches
-                .iter()
-                .map(|b| gputune_protocol::EnergyBatch {
-                    launches: b.launches,
-                    joules: b.joules,
-                    seconds: b.seconds,
-                    gpu_seconds: b.gpu_seconds,
-                })
-                .collect(),
+            batches: m.batches.clone(),
         },
     }
 }
