@@ -232,6 +232,13 @@ impl DiskCache {
         self.dir.join(format!("{}.kernel", key.hex()))
     }
 
+    /// Whether an entry is stored under `key` (not read or checked: a damaged one is found
+    /// so only when it is loaded). Cheap enough to ask for every variant of a search before
+    /// deciding how many compilers to start.
+    pub fn contains(&self, key: Key) -> bool {
+        self.path(key).is_file()
+    }
+
     /// The image stored under `key`; `None` when there is none or it fails a check (a
     /// truncated write, another format version, a damaged file): it is then compiled again
     /// and replaced.
@@ -381,6 +388,12 @@ impl<E> Default for Memo<E> {
 }
 
 impl<E: Clone> Memo<E> {
+    /// Whether `key` is settled in memory (an image, or a failure remembered).
+    pub fn holds(&self, key: Key) -> bool {
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots.get(&key).is_some_and(|slot| slot.get().is_some())
+    }
+
     /// The image for `key`: from memory, else from `disk`, else from `compile` (whose result
     /// is then stored on `disk`; a failed store only costs the next process a compilation,
     /// so it is reported through `on_store_error` and otherwise ignored).
@@ -566,9 +579,11 @@ mod tests {
         let k1 = Key::new("a", &options(&["IPT=1"]), (13, 0));
         let k2 = Key::new("a", &options(&["IPT=2"]), (13, 0));
         assert_eq!(cache.load(k1), None, "an empty cache misses");
+        assert!(!cache.contains(k1));
         let cubin = fake_cubin(3);
         cache.store(k1, &cubin).expect("store");
         assert_eq!(cache.load(k1), Some(cubin.clone()));
+        assert!(cache.contains(k1) && !cache.contains(k2));
         assert_eq!(cache.load(k2), None);
         let ptx = Image::ptx(".version 8.0\n.target sm_90\n");
         cache.store(k2, &ptx).expect("store");
@@ -648,7 +663,9 @@ mod tests {
             Ok(fake_cubin(11))
         };
         let memo = Memo::<String>::default();
+        assert!(!memo.holds(key));
         let (first, o1) = memo.get_or_compile(key, Some(&cache), compile, |_, e| panic!("{e}"));
+        assert!(memo.holds(key));
         let (second, o2) = memo.get_or_compile(key, Some(&cache), compile, |_, e| panic!("{e}"));
         assert_eq!((o1, o2), (Origin::Compiled, Origin::Memory));
         assert_eq!(first, second);

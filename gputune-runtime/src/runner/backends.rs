@@ -33,8 +33,8 @@ impl Backends {
             prestart(workers.min(EARLY_WORKERS));
             // NVML starts while the driver does: the first pass reads its provenance.
             crate::backend::cuda::nvml::warm_up();
+            // The rest start when the first kernel is prepared, for the images not cached.
             let mut b = crate::backend::cuda::CudaBackend::open(cli.device)?;
-            prestart(workers.saturating_sub(EARLY_WORKERS));
             b.set_blocking_kernel(!cli.disable_blocking_kernel);
             Some(b)
         } else {
@@ -136,7 +136,9 @@ fn compile_workers_wanted(benches: &[Bench]) -> usize {
     crate::backend::cuda::compile_threads(planned.max(1))
 }
 
-/// Compile workers started before the device opens; the rest start once it is open. Each loads
+/// Compile workers started before the device opens; the rest start when the background
+/// compilation knows how many images are not cached
+/// ([`precompile_programs`](crate::backend::cuda::CudaHandles::precompile_programs)). Each loads
 /// NVRTC while the driver starts, which a cold search would otherwise wait for before its first
 /// sample, but many at once slow the driver's start: on an H200 host (16 cores, 2026-11-26)
 /// 15 workers warming up beside it took the device's opening from 0.25 s to 0.37 s, and 4 did

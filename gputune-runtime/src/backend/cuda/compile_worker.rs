@@ -185,6 +185,12 @@ impl Spares {
         self.changed.notify_all();
     }
 
+    /// Idle workers and those being started.
+    fn on_hand(&self) -> usize {
+        let idle = self.lock();
+        idle.0.len() + idle.1
+    }
+
     /// Idle workers now.
     #[cfg(test)]
     fn len(&self) -> usize {
@@ -204,6 +210,23 @@ pub(super) static SPARES: Spares = Spares::new();
 /// ([`compile_threads`](super::precompile::compile_threads)).
 pub fn prestart(count: usize) {
     prestart_into(&SPARES, count, worker_command);
+}
+
+/// Starts as many compile workers as it takes to have `wanted` idle or on their way (where this
+/// process may start them): [`prestart`] for what compilations that are known to be needed
+/// will use, on top of the few started before the device opened.
+pub(super) fn top_up(wanted: usize) {
+    top_up_into(&SPARES, wanted, worker_command);
+}
+
+/// [`top_up`] into `spares`, starting workers with `command`; the thread that starts them, if
+/// any.
+pub(super) fn top_up_into(
+    spares: &'static Spares,
+    wanted: usize,
+    command: fn() -> Option<Command>,
+) -> Option<std::thread::JoinHandle<()>> {
+    prestart_into(spares, wanted.saturating_sub(spares.on_hand()), command)
 }
 
 /// [`prestart`] into `spares`, starting workers with `command`; the thread that starts them,

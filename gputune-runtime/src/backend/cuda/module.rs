@@ -27,6 +27,12 @@ fn disk_cache() -> Option<&'static DiskCache> {
     DISK.get_or_init(DiskCache::from_env).as_ref()
 }
 
+/// Whether the image of `key` would come without compiling: settled in this process, or
+/// stored in the disk cache.
+pub(super) fn is_cached(key: Key) -> bool {
+    memo().holds(key) || disk_cache().is_some_and(|d| d.contains(key))
+}
+
 /// The cache key of compiling `program` with `defines` for compute capability `cc`: the
 /// options of the first target tried (the device's own `sm_XY`) stand for the device, and the
 /// headers' contents are part of it (the include directories by path only).

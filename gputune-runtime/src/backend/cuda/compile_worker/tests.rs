@@ -315,6 +315,30 @@ fn prestarted_workers_wait_as_spares_and_serve_the_slots_and_the_bench_s_own_thr
 }
 
 #[test]
+fn topping_up_starts_only_the_workers_missing_from_those_on_hand() {
+    let spares: &'static Spares = Box::leak(Box::default());
+    prestart_into(spares, 2, test_worker_command)
+        .expect("a thread starts them")
+        .join()
+        .expect("it ends");
+    // Two on hand: wanting one or two starts nothing; wanting three starts one.
+    assert!(top_up_into(spares, 1, test_worker_command).is_none());
+    assert!(top_up_into(spares, 2, test_worker_command).is_none());
+    assert_eq!(spares.len(), 2);
+    top_up_into(spares, 3, test_worker_command)
+        .expect("a thread starts the third")
+        .join()
+        .expect("it ends");
+    assert_eq!(spares.len(), 3);
+    // Those being started count as on hand.
+    let coming: &'static Spares = Box::leak(Box::default());
+    coming.coming(2);
+    assert!(top_up_into(coming, 2, test_worker_command).is_none());
+    coming.arrived(None);
+    coming.arrived(None);
+}
+
+#[test]
 fn a_spare_that_died_is_replaced_for_its_job() {
     let spares: &'static Spares = Box::leak(Box::default());
     let mut dead = Worker::spawn(test_worker_command().expect("the test binary's path"))
