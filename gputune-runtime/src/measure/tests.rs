@@ -350,6 +350,15 @@ fn decide_search(costs: &[f64], z: Option<f64>, seed: u64) -> (Vec<usize>, usize
 }
 
 #[test]
+fn decisions_come_each_time_the_count_grows_by_root_two() {
+    let points: Vec<usize> = (0..700).filter(|&n| Race::is_decision_point(n)).collect();
+    assert_eq!(
+        points,
+        [10, 14, 20, 28, 40, 57, 80, 113, 160, 226, 320, 453, 640]
+    );
+}
+
+#[test]
 fn deciding_never_drops_the_best_or_its_ties_and_spends_less_on_the_slow() {
     // Relative costs: the best (0) and an exact tie (1), near misses within the 1 % noise,
     // and clearly slower variants that a search should not time to the last digit.
