@@ -68,8 +68,11 @@ def load(folder, name):
         groups = json.load(open(os.path.join(folder, f"{name}.report.json")))["groups"]
         scored = [v for g in groups for v in g["variants"]
                   if v["variant"] != "base" and v["status"] == "ok" and v["score"] is not None]
+        # The report lists each group's variants as `report` ranks them (a deciding search's
+        # screened variants never above one measured further, whatever their score against
+        # the control of their own process): its first scored one is the winner.
         if scored:
-            winner = max(scored, key=lambda v: v["score"])
+            winner = scored[0]
     except (OSError, ValueError, KeyError):
         pass
     return rows, winner
