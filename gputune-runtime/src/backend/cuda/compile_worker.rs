@@ -20,9 +20,11 @@
 //! a bench whose `main` prints before it calls [`crate::main`] still serves. A worker ends at
 //! the end of its stdin: when the bench drops it, or exits.
 //!
-//! A bench process that will compile starts its workers ahead of the first job ([`prestart`],
+//! A bench process that will compile starts a few workers ahead of the first job ([`prestart`],
 //! from the runner, before it opens the device): each loads NVRTC and compiles an empty
-//! kernel while the device opens and the setup runs, and waits among the spares. Compile
+//! kernel while the device opens and the setup runs, and waits among the spares. The
+//! background compilation then starts as many more as its images missing from the caches need
+//! ([`top_up`]), none when every image is cached. Compile
 //! threads take a spare before they start a process, and give theirs back when they are
 //! done; a compilation on the bench's own thread (an input maker in a setup, a kernel nobody
 //! precompiled) uses a spare when one is idle, so that NVRTC's loading stays off the
