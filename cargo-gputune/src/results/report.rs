@@ -59,6 +59,7 @@ pub fn to_json(groups: &[Group], top: usize) -> Value {
         .iter()
         .map(|g| {
             let (listed, _) = listed(g, top);
+            let energies = energy::Energies::of(g);
             json!({
                 "package": g.package,
                 "bench": g.bench,
@@ -82,6 +83,7 @@ pub fn to_json(groups: &[Group], top: usize) -> Value {
                     "time": r.timing.map(|t| t.time),
                     "noise": r.timing.and_then(|t| t.noise),
                     "kernels": r.kernels,
+                    "energy": energies.json(&r.variant),
                     "workloads": g.variants.get(&r.variant).map(|ms| ms.iter().map(|m| {
                         let mut w = json!({
                             "rt_workload": m.rt_workload,
@@ -258,15 +260,16 @@ fn note(g: &Group, hidden: usize, top: usize) -> Option<String> {
 
 fn csv(groups: &[Group], top: usize) -> String {
     let mut s = String::from(
-        "package,bench,function,ct_workload,arch,variant,score,mins,means,maxs,significant,time_s,noise,verdict,regs,lmem\n",
+        "package,bench,function,ct_workload,arch,variant,score,mins,means,maxs,significant,time_s,noise,verdict,regs,lmem,energy_j,power_w,edp_js,pareto\n",
     );
     let num =
         |v: Option<f64>, digits: usize| v.map(|v| format!("{v:.digits$}")).unwrap_or_default();
     for g in groups {
+        let energies = energy::Energies::of(g);
         for r in listed(g, top).0 {
             let sc = r.score.as_ref();
             s.push_str(&format!(
-                "{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 g.package,
                 g.bench,
                 g.function,
@@ -290,6 +293,7 @@ fn csv(groups: &[Group], top: usize) -> String {
                     .unwrap_or_default(),
                 present::registers(&r.kernels),
                 present::local_memory(&r.kernels),
+                energies.csv(&r.variant),
             ));
         }
     }
@@ -620,12 +624,14 @@ mod tests {
         let csv = render(&groups(), 5, Format::Csv);
         let lines: Vec<&str> = csv.lines().collect();
         assert!(
-            lines[0].ends_with(",significant,time_s,noise,verdict,regs,lmem"),
+            lines[0].ends_with(
+                ",significant,time_s,noise,verdict,regs,lmem,energy_j,power_w,edp_js,pareto"
+            ),
             "{csv}"
         );
         assert!(
             lines[1].contains(",fast,2.0000,")
-                && lines[1].ends_with(",true,5.0000e-5,0.0120,faster,,"),
+                && lines[1].ends_with(",true,5.0000e-5,0.0120,faster,,,,,,"),
             "{csv}"
         );
         assert!(
@@ -720,7 +726,7 @@ mod tests {
         let csv = render(&gs, 5, Format::Csv);
         assert!(
             csv.lines()
-                .any(|l| l.contains(",fast,") && l.ends_with(",faster,40/32,0/16")),
+                .any(|l| l.contains(",fast,") && l.ends_with(",faster,40/32,0/16,,,,")),
             "{csv}"
         );
         let md = render(&gs, 5, Format::Markdown);

@@ -198,3 +198,59 @@ fn the_report_s_energy_table_marks_the_front_and_says_the_winners_differ() {
     none.energy.clear();
     assert!(crate::results::report::energy::render(&[none], Objective::Energy, 5).is_empty());
 }
+
+#[test]
+fn the_report_s_json_and_csv_carry_each_variant_s_energy_and_the_front() {
+    use crate::results::report::{render, to_json, Format};
+    let g = simulated(8);
+    let groups = std::slice::from_ref(&g);
+    let doc = to_json(groups, 10);
+    let variants = doc["groups"][0]["variants"]
+        .as_array()
+        .expect("variants")
+        .clone();
+    assert_eq!(variants.len(), 5);
+    for v in &variants {
+        let label = v["variant"].as_str().expect("label");
+        let e = &v["energy"];
+        let point = g
+            .points()
+            .into_iter()
+            .find(|(l, _)| l == label)
+            .expect("point")
+            .1;
+        assert_eq!(e["joules"].as_f64(), Some(point.energy), "{label}");
+        assert_eq!(e["watts"].as_f64(), Some(point.power), "{label}");
+        assert_eq!(e["edp"].as_f64(), Some(point.edp()), "{label}");
+        let on_front = ["fast_1", "frugal_1", "mid_1"].contains(&label);
+        assert_eq!(e["pareto"].as_bool(), Some(on_front), "{label}");
+    }
+    let csv = render(groups, 10, Format::Csv);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    let (energy, pareto) = (col("energy_j"), col("pareto"));
+    for line in lines {
+        // The ct_workload cell is quoted and holds no comma here.
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), header.len(), "{line}");
+        let label = cells[col("variant")];
+        let joules: f64 = cells[energy].parse().expect("joules");
+        let point = g
+            .points()
+            .into_iter()
+            .find(|(l, _)| l == label)
+            .expect("point")
+            .1;
+        assert!((joules / point.energy - 1.0).abs() < 1e-3, "{line}");
+        let on_front = ["fast_1", "frugal_1", "mid_1"].contains(&label);
+        assert_eq!(cells[pareto], on_front.to_string(), "{line}");
+    }
+    // Without energy the JSON says null and the CSV's energy cells are empty.
+    let mut plain = simulated(9);
+    plain.energy.clear();
+    let doc = to_json(std::slice::from_ref(&plain), 10);
+    assert!(doc["groups"][0]["variants"][0]["energy"].is_null());
+    let csv = render(std::slice::from_ref(&plain), 10, Format::Csv);
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(",,,,")), "{csv}");
+}

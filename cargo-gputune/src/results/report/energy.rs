@@ -4,10 +4,62 @@
 //! time × energy; then which variant wins by time and which by the objective, and whether
 //! they differ. A group without energy prints nothing, so a time-only report is unchanged.
 
+use std::collections::BTreeSet;
+
 use gputune_protocol::units::format_energy;
+use serde_json::{json, Value};
 
 use crate::results::objective::{pareto_front, Objective, Point};
 use crate::results::{present, Group};
+
+/// One group's energy per variant and its Pareto front, computed once for the JSON and CSV
+/// rows of every variant it lists.
+pub struct Energies {
+    points: Vec<(String, Point)>,
+    front: BTreeSet<String>,
+}
+
+impl Energies {
+    /// The energies of `g` (none where it measured none).
+    pub fn of(g: &Group) -> Energies {
+        let points = g.points();
+        let front = pareto_front(&points);
+        Energies { points, front }
+    }
+
+    fn point(&self, variant: &str) -> Option<Point> {
+        self.points.iter().find(|(l, _)| l == variant).map(|p| p.1)
+    }
+
+    /// A variant's `energy` in the report JSON: joules and watts per launch, their noise, EDP
+    /// and whether it is on the Pareto front; `null` where it has no energy.
+    pub fn json(&self, variant: &str) -> Value {
+        match self.point(variant) {
+            Some(p) => json!({
+                "joules": p.energy,
+                "noise": p.energy_noise,
+                "watts": p.power,
+                "edp": p.edp(),
+                "pareto": self.front.contains(variant),
+            }),
+            None => Value::Null,
+        }
+    }
+
+    /// A variant's CSV cells `energy_j,power_w,edp_js,pareto` (empty where it has no energy).
+    pub fn csv(&self, variant: &str) -> String {
+        match self.point(variant) {
+            Some(p) => format!(
+                "{:.4e},{:.2},{:.4e},{}",
+                p.energy,
+                p.power,
+                p.edp(),
+                self.front.contains(variant)
+            ),
+            None => ",,,".to_string(),
+        }
+    }
+}
 
 /// The energy tables of the groups that have energy, ranked by `objective`, `top` variants
 /// each (base and the Pareto front always listed); empty when none has energy.
