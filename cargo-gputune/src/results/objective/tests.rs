@@ -204,6 +204,9 @@ fn the_report_s_json_and_csv_carry_each_variant_s_energy_and_the_front() {
     use crate::results::report::{render, to_json, Format};
     let g = simulated(8);
     let groups = std::slice::from_ref(&g);
+    let points = g.points();
+    let point_of = |label: &str| points.iter().find(|(l, _)| l == label).expect("point").1;
+    let on_front = |label: &str| ["fast_1", "frugal_1", "mid_1"].contains(&label);
     let doc = to_json(groups, 10);
     let variants = doc["groups"][0]["variants"]
         .as_array()
@@ -213,17 +216,11 @@ fn the_report_s_json_and_csv_carry_each_variant_s_energy_and_the_front() {
     for v in &variants {
         let label = v["variant"].as_str().expect("label");
         let e = &v["energy"];
-        let point = g
-            .points()
-            .into_iter()
-            .find(|(l, _)| l == label)
-            .expect("point")
-            .1;
+        let point = point_of(label);
         assert_eq!(e["joules"].as_f64(), Some(point.energy), "{label}");
         assert_eq!(e["watts"].as_f64(), Some(point.power), "{label}");
         assert_eq!(e["edp"].as_f64(), Some(point.edp()), "{label}");
-        let on_front = ["fast_1", "frugal_1", "mid_1"].contains(&label);
-        assert_eq!(e["pareto"].as_bool(), Some(on_front), "{label}");
+        assert_eq!(e["pareto"].as_bool(), Some(on_front(label)), "{label}");
     }
     let csv = render(groups, 10, Format::Csv);
     let mut lines = csv.lines();
@@ -236,15 +233,9 @@ fn the_report_s_json_and_csv_carry_each_variant_s_energy_and_the_front() {
         assert_eq!(cells.len(), header.len(), "{line}");
         let label = cells[col("variant")];
         let joules: f64 = cells[energy].parse().expect("joules");
-        let point = g
-            .points()
-            .into_iter()
-            .find(|(l, _)| l == label)
-            .expect("point")
-            .1;
+        let point = point_of(label);
         assert!((joules / point.energy - 1.0).abs() < 1e-3, "{line}");
-        let on_front = ["fast_1", "frugal_1", "mid_1"].contains(&label);
-        assert_eq!(cells[pareto], on_front.to_string(), "{line}");
+        assert_eq!(cells[pareto], on_front(label).to_string(), "{line}");
     }
     // Without energy the JSON says null and the CSV's energy cells are empty.
     let mut plain = simulated(9);
