@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use super::timeline::{self, Timeline};
 use crate::results::plot::{split_label, Specs};
+use crate::results::report::energy::Energies;
 use crate::results::report::FullTable;
 use crate::results::store::{Dated, Measurement};
 
@@ -90,6 +91,10 @@ pub struct Variants {
     pub at: Vec<Option<f64>>,
     /// What was measured on each runtime workload.
     pub measured: Vec<Vec<Workload>>,
+    /// Its energy as the terminal's energy table writes it (energy per launch, power, EDP,
+    /// Pareto front), where the store has energy; left out of a page without any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub energy: Vec<Option<[String; 4]>>,
 }
 
 /// One runtime workload of a variant, written as an array (`[rt, stop, samples, control]`):
@@ -196,7 +201,11 @@ pub fn page(store: &str, table: &FullTable<'_>, specs: &Specs, dated: &[Dated]) 
             let mut timeline = Timeline::default();
             let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
             let mut v = Variants::default();
+            let energies = Energies::of(g);
             for (r, cells) in ranked.iter().zip(rows) {
+                if energies.any() {
+                    v.energy.push(energies.words(&r.variant));
+                }
                 let ms: &[Measurement] = g.variants.get(&r.variant).map_or(&[], Vec::as_slice);
                 timeline.add(ms);
                 let values = if r.variant == "base" {

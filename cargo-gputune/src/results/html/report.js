@@ -305,6 +305,10 @@
     const facts = [['rank', String(i + 1) + ' of ' + ROWS.length], ['status', r.status]];
     if (v.message[i]) facts.push(['message', v.message[i]]);
     DATA.header.slice(1).forEach((h, k) => { if (r.cells[k]) facts.push([h, r.cells[k]]); });
+    if (v.energy && v.energy[i]) {
+      const [joules, watts, edp, front] = v.energy[i];
+      facts.push(['energy per launch', joules], ['power', watts], ['EDP', edp], ['time × energy', front]);
+    }
     facts.push(['build', seconds(v.build[i])], ['bench process', seconds(v.run[i])]);
     if (v.at[i] !== null) facts.push(['stored', v.at[i].toFixed(3) + ' s after the first row']);
     for (const w of r.measured) facts.push([G.workloads[w.rt], w.samples.length + ' cold samples' + (w.stop ? ', stopped: ' + w.stop : '')]);

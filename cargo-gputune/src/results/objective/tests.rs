@@ -245,3 +245,43 @@ fn the_report_s_json_and_csv_carry_each_variant_s_energy_and_the_front() {
     let csv = render(std::slice::from_ref(&plain), 10, Format::Csv);
     assert!(csv.lines().skip(1).all(|l| l.ends_with(",,,,")), "{csv}");
 }
+
+#[test]
+fn the_html_page_carries_the_energy_of_each_variant_only_where_measured() {
+    let data = |g: &Group| -> serde_json::Value {
+        let page =
+            crate::results::html::page("s.db", std::slice::from_ref(g), &Default::default(), &[])
+                .expect("a page");
+        let start = page
+            .find(r#"<script type="application/json" id="data">"#)
+            .expect("the data element");
+        let rest = &page[start..];
+        let (open, close) = (
+            rest.find('>').expect("tag") + 1,
+            rest.find("</script>").expect("end"),
+        );
+        serde_json::from_str(&rest[open..close]).expect("JSON")
+    };
+    let g = simulated(10);
+    let doc = data(&g);
+    let v = &doc["groups"][0]["variants"];
+    let energy = v["energy"].as_array().expect("energy per variant");
+    assert_eq!(energy.len(), v["cells"].as_array().expect("cells").len());
+    let front = pareto_front(&g.points());
+    // The page lists the variants as the report ranks them.
+    let labels: Vec<String> = g.ranked().into_iter().map(|r| r.variant).collect();
+    for (label, e) in labels.iter().zip(energy) {
+        let words = e.as_array().expect("every variant has energy");
+        assert!(words[0].as_str().expect("joules").contains('J'), "{e}");
+        assert!(words[1].as_str().expect("watts").ends_with(" W"), "{e}");
+        let on = words[3]
+            .as_str()
+            .expect("front")
+            .starts_with("on the front");
+        assert_eq!(on, front.contains(label), "{label}: {e}");
+    }
+    let mut plain = simulated(11);
+    plain.energy.clear();
+    let doc = data(&plain);
+    assert!(doc["groups"][0]["variants"].get("energy").is_none());
+}

@@ -46,6 +46,31 @@ impl Energies {
         }
     }
 
+    /// Whether the group measured energy at all.
+    pub fn any(&self) -> bool {
+        !self.points.is_empty()
+    }
+
+    /// A variant's energy as the energy table writes it: joules per launch (with its noise),
+    /// watts, EDP, and whether it is on the Pareto front; `None` where it has none.
+    pub fn words(&self, variant: &str) -> Option<[String; 4]> {
+        let p = self.point(variant)?;
+        let noise = p
+            .energy_noise
+            .map(|n| format!(" ±{}", present::noise(n)))
+            .unwrap_or_default();
+        Some([
+            format!("{}{noise}", format_energy(p.energy)),
+            format!("{:.1} W", p.power),
+            format!("{:.4e} J*s", p.edp()),
+            if self.front.contains(variant) {
+                "on the front (nothing both faster and more frugal)".into()
+            } else {
+                "off the front".into()
+            },
+        ])
+    }
+
     /// A variant's CSV cells `energy_j,power_w,edp_js,pareto` (empty where it has no energy).
     pub fn csv(&self, variant: &str) -> String {
         match self.point(variant) {
