@@ -285,3 +285,46 @@ fn the_html_page_carries_the_energy_of_each_variant_only_where_measured() {
     let doc = data(&plain);
     assert!(doc["groups"][0]["variants"].get("energy").is_none());
 }
+
+#[test]
+fn report_plots_time_against_energy_only_where_measured() {
+    let dir = std::env::temp_dir().join(format!("gputune-energy-plot-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let g = simulated(12);
+    let mut plain = simulated(13);
+    plain.energy.clear();
+    let energy_plots = |g: &Group| -> Vec<String> {
+        let plots =
+            crate::results::plot::write(&dir, std::slice::from_ref(g), &Default::default(), 3, &[])
+                .expect("plots");
+        plots
+            .files
+            .iter()
+            .filter(|p| p.to_string_lossy().ends_with(".energy.svg"))
+            .map(|p| std::fs::read_to_string(p).expect("the picture"))
+            .collect()
+    };
+    let svgs = energy_plots(&g);
+    assert_eq!(svgs.len(), 1);
+    let svg = &svgs[0];
+    // Both winners are named on the picture, and the subtitle says which is which.
+    let (time, energy) = (
+        g.winner_by(Objective::Time).expect("a time winner").variant,
+        g.winner_by(Objective::Energy)
+            .expect("an energy winner")
+            .variant,
+    );
+    assert_ne!(time, energy);
+    assert!(
+        svg.contains(&format!("winner by time: {time}; by energy: {energy}")),
+        "{svg}"
+    );
+    assert!(
+        [&"base".to_string(), &time, &energy]
+            .iter()
+            .all(|l| svg.contains(&format!("\n{l}\n</text>"))),
+        "{svg}"
+    );
+    assert!(energy_plots(&plain).is_empty(), "no energy, no picture");
+    let _ = std::fs::remove_dir_all(&dir);
+}

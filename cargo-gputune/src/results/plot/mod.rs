@@ -3,10 +3,12 @@
 //! Per compile-time workload and runtime workload, the sample distributions of base and the
 //! top variants (a strip plot of every kept sample over a box of the quartiles); per
 //! compile-time workload, the score over one or two parameters of the tuned function (a heat
-//! map, or a line for one parameter). Parameter names come from the `#[tune]` attribute kept
+//! map, or a line for one parameter); where the store has energy, time against energy per
+//! launch with the Pareto front. Parameter names come from the `#[tune]` attribute kept
 //! in the store, so labels such as `items_per_thread_4.tpb_128` split where the grammar says.
 
 mod cell;
+mod energy;
 mod frame;
 mod heat_map;
 mod line;
@@ -84,6 +86,12 @@ pub fn write(
                 continue;
             };
             let path = dir.join(naming::file_name(g, Some(&rt), "samples"));
+            std::fs::write(&path, svg)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            plots.files.push(path);
+        }
+        if let Some(svg) = energy::svg(g)? {
+            let path = dir.join(naming::file_name(g, None, "energy"));
             std::fs::write(&path, svg)
                 .with_context(|| format!("cannot write {}", path.display()))?;
             plots.files.push(path);
