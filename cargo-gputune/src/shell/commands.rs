@@ -94,10 +94,11 @@ fn search_command(
         }
     }
     if s.json {
-        let groups: Vec<results::Group> = results::groups(store.measurements()?, true)
+        let mut groups: Vec<results::Group> = results::groups(store.measurements()?, true)
             .into_iter()
             .filter(|g| touched.contains(&(g.package.clone(), g.bench.clone())))
             .collect();
+        results::objective::attach_energy(&mut groups, store.energies()?);
         let mut doc = report::to_json(&groups, usize::MAX);
         doc["search"] = serde_json::json!({
             "builds": counters.builds,
