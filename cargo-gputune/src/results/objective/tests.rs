@@ -328,3 +328,38 @@ fn report_plots_time_against_energy_only_where_measured() {
     assert!(energy_plots(&plain).is_empty(), "no energy, no picture");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_front_s_sweep_agrees_with_the_pairwise_rule_ties_included() {
+    let pairwise = |points: &[(String, Point)]| -> BTreeSet<String> {
+        points
+            .iter()
+            .filter(|(_, p)| {
+                !points.iter().any(|(_, q)| {
+                    q.time <= p.time
+                        && q.energy <= p.energy
+                        && (q.time < p.time || q.energy < p.energy)
+                })
+            })
+            .map(|(l, _)| l.clone())
+            .collect()
+    };
+    let mut noise = Noise(21);
+    for round in 0..200 {
+        // Coarse values, so that equal times, equal energies and exact duplicates occur.
+        let n = 1 + round % 40;
+        let points: Vec<(String, Point)> = (0..n)
+            .map(|i| {
+                let coarse = |x: f64| ((x + 1.0) * 4.0).round();
+                let p = Point {
+                    time: coarse(noise.draw()),
+                    energy: coarse(noise.draw()),
+                    power: 1.0,
+                    energy_noise: None,
+                };
+                (format!("v{i}"), p)
+            })
+            .collect();
+        assert_eq!(pareto_front(&points), pairwise(&points), "{points:?}");
+    }
+}

@@ -4,7 +4,7 @@
 //! time × energy; then which variant wins by time and which by the objective, and whether
 //! they differ. A group without energy prints nothing, so a time-only report is unchanged.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use gputune_protocol::units::format_energy;
 use serde_json::{json, Value};
@@ -13,9 +13,9 @@ use crate::results::objective::{pareto_front, Objective, Point};
 use crate::results::{present, Group};
 
 /// One group's energy per variant and its Pareto front, computed once for the JSON and CSV
-/// rows of every variant it lists.
+/// rows of every variant it lists (by label: a space of 16,000 variants asks 16,000 times).
 pub struct Energies {
-    points: Vec<(String, Point)>,
+    points: BTreeMap<String, Point>,
     front: BTreeSet<String>,
 }
 
@@ -24,11 +24,14 @@ impl Energies {
     pub fn of(g: &Group) -> Energies {
         let points = g.points();
         let front = pareto_front(&points);
-        Energies { points, front }
+        Energies {
+            points: points.into_iter().collect(),
+            front,
+        }
     }
 
     fn point(&self, variant: &str) -> Option<Point> {
-        self.points.iter().find(|(l, _)| l == variant).map(|p| p.1)
+        self.points.get(variant).copied()
     }
 
     /// A variant's `energy` in the report JSON: joules and watts per launch, their noise, EDP
