@@ -8,6 +8,7 @@
 mod annealing;
 mod forest;
 mod genetic;
+mod gp;
 mod knn;
 pub mod space;
 mod surrogate;
