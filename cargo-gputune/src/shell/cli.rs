@@ -602,7 +602,7 @@ impl ValueEnum for StrategyKind {
             ),
             StrategyKind::Surrogate => (
                 "surrogate",
-                "Model-guided, the default guided strategy: expected improvement, most rounds among the best point's neighbours with a Gaussian process as the model, the others anywhere with a tree ensemble and k nearest neighbours taking turns",
+                "Model-guided, the default guided strategy: a tree ensemble and k nearest neighbours taking turns as the surrogate, expected improvement, most rounds among the best point's one-parameter neighbours",
             ),
         };
         Some(PossibleValue::new(name).help(help))

@@ -8,7 +8,6 @@
 mod annealing;
 mod forest;
 mod genetic;
-mod gp;
 mod knn;
 pub mod space;
 mod surrogate;

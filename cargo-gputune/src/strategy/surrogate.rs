@@ -1,12 +1,11 @@
 //! Model-guided search, the default guided strategy: Bayesian optimisation with two models
 //! taking turns, a tree ensemble ([`Forest`]) and k nearest neighbours ([`Knn`]), alternating
-//! with local search guided by a Gaussian process ([`Gp`]). After a small random start, each
-//! round fits its model to the logarithm of every score so far (a failure as worse than the
-//! worst score, so that it learns where the space fails), and each pick is the unevaluated
-//! point of highest expected improvement over the best: in most rounds among the points one
-//! parameter away from the best so far (two parameters, once those are used up), with the
-//! process as the model; in the others anywhere or, in a quarter of them, within a few
-//! parameters of the best (a trust region), with the trees or the neighbours (a draw). `docs/strategies.md`
+//! with model-guided local search. After a small random start, each round draws its model and
+//! fits it to the logarithm of every score so far (a failure as worse than the worst score, so
+//! that it learns where the space fails), and each pick is the unevaluated point of highest
+//! expected improvement over the best: in most rounds among the points one parameter away from
+//! the best so far (two parameters, once those are used up), in the others anywhere or, in a
+//! quarter of them, within a few parameters of the best (a trust region). `docs/strategies.md`
 //! says why these models and these settings, and how they were chosen.
 
 use std::collections::{BTreeMap, HashSet};
@@ -17,7 +16,6 @@ use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
 use super::forest::{Forest, Growth};
-use super::gp::Gp;
 use super::knn::Knn;
 use super::space::{Batch, Indexed, Params, Walk};
 use super::Strategy;
@@ -57,9 +55,6 @@ const BELIEVED: usize = 4;
 /// averaging the two predictions, which stalled on the convolution) keeps each model's own
 /// ranking.
 const KNN_SHARE: f64 = 0.5;
-/// Observed points the local rounds' Gaussian process is fitted to at most: those nearest the
-/// best point (the fit is cubic in them; a local model needs the neighbourhood, not the space).
-const GP_POINTS: usize = 160;
 /// Neighbours a k-nearest-neighbour prediction averages.
 const K: usize = 4;
 /// How much worse than the worst score a failure is taken to be, in log units.
@@ -68,13 +63,11 @@ const FAILURE_PENALTY: f64 = 1.0;
 /// they never saw are not certain of it.
 const SD_FLOOR: f64 = 1e-3;
 
-/// The model of one round: a Gaussian process in the local rounds, the trees or the
-/// neighbours (a draw) in the others.
+/// The model of one round.
 #[derive(Debug, Clone, Copy)]
 enum Model {
     Forest,
     Knn,
-    Gp,
 }
 
 /// The surrogate strategy.
@@ -93,6 +86,16 @@ impl Surrogate {
             rounds: 0,
         }
     }
+}
+
+/// The generator of round `round` of seed `seed`: one key per seed and one stream per round.
+/// A key of `seed ^ round` gave seeds 0–31 the same rounds' draws in another order (seed s's
+/// round r was seed t's round s ^ r ^ t), so that every run of a benchmark's seeds shared one
+/// schedule of local, global and trust-region rounds, and its seeds were not independent runs.
+fn round_rng(seed: u64, round: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_f0e5_7000_0000);
+    rng.set_stream(round);
+    rng
 }
 
 /// Expected improvement over `best` of a normal prediction.
@@ -131,27 +134,6 @@ fn walk_neighbourhood(
         .unwrap_or_default()
 }
 
-/// A Gaussian process fitted to the [`GP_POINTS`] observed points nearest `centre`.
-fn nearest_gp(x: &[Vec<f64>], y: &[f64], centre: &[f64]) -> Option<Gp> {
-    let mut order: Vec<(f64, usize)> = x
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let d: f64 = p.iter().zip(centre).map(|(a, b)| (a - b) * (a - b)).sum();
-            (d, i)
-        })
-        .collect();
-    if order.len() > GP_POINTS {
-        order.select_nth_unstable_by(GP_POINTS - 1, |a, b| a.0.total_cmp(&b.0));
-        order.truncate(GP_POINTS);
-    }
-    // Back in observation order, so that the fit does not depend on the selection's shuffle.
-    order.sort_by_key(|&(_, i)| i);
-    let xs = order.iter().map(|&(_, i)| x[i].clone()).collect();
-    let ys: Vec<f64> = order.iter().map(|&(_, i)| y[i]).collect();
-    Gp::fit(xs, &ys)
-}
-
 impl Strategy for Surrogate {
     fn name(&self) -> &'static str {
         "surrogate"
@@ -165,8 +147,7 @@ impl Strategy for Surrogate {
     ) -> Vec<String> {
         // The trees draw from their own generator, seeded per round, so that the random
         // start and fill draw the same points whatever the model did.
-        let mut tree_rng =
-            ChaCha8Rng::seed_from_u64(self.seed ^ 0x5eed_f0e5_7000_0000 ^ self.rounds);
+        let mut tree_rng = round_rng(self.seed, self.rounds);
         self.rounds += 1;
         let (ix, rng, evaluated) = self.walk.view(space, scored);
         let logs: Vec<f64> = evaluated
@@ -221,12 +202,10 @@ impl Strategy for Surrogate {
             // do not reach.
             let local = walk_neighbourhood(ix, &evaluated, &incumbents);
             let go_local = !local.is_empty() && tree_rng.random_bool(LOCAL_SHARE);
-            // Drawn in every round, local or not, so that the draws after it stay in step.
-            let knn_drawn = tree_rng.random_bool(KNN_SHARE);
-            let model = match (go_local, knn_drawn) {
-                (true, _) => Model::Gp,
-                (false, true) => Model::Knn,
-                (false, false) => Model::Forest,
+            let model = if tree_rng.random_bool(KNN_SHARE) {
+                Model::Knn
+            } else {
+                Model::Forest
             };
             // A global round searches the whole space or, in some rounds, the trust region.
             let region: HashSet<usize> = match incumbents.first() {
@@ -243,21 +222,15 @@ impl Strategy for Surrogate {
                         forest = Forest::fit(&x, &y, GROWTH, &mut tree_rng);
                     }
                     let knn = Knn::new(&x, &y, K);
-                    let gp = match (model, incumbents.first().and_then(|&(b, _)| ix.unit(b))) {
-                        (Model::Gp, Some(centre)) => nearest_gp(&x, &y, &centre),
-                        _ => None,
-                    };
                     ranked = candidates
                         .iter()
                         .filter(|(i, _)| !batch.points.contains(i))
                         .filter(|(i, _)| !go_local || local.contains(i))
                         .filter(|(i, _)| !go_region || region.contains(i))
                         .map(|(i, u)| {
-                            let (m, sd) = match (model, &gp) {
-                                (Model::Gp, Some(gp)) => gp.predict(u),
-                                (Model::Knn, _) => knn.predict(u, &mut near),
-                                // A process that could not be fitted leaves the round to the trees.
-                                (Model::Forest | Model::Gp, _) => forest.predict(u),
+                            let (m, sd) = match model {
+                                Model::Forest => forest.predict(u),
+                                Model::Knn => knn.predict(u, &mut near),
                             };
                             let ei = expected_improvement(m, sd.max(SD_FLOOR), best, &normal);
                             (*i, ei, m)
@@ -344,6 +317,20 @@ mod tests {
         assert!(next
             .iter()
             .all(|j| ix.hamming_neighbours(second).contains(j)));
+    }
+
+    #[test]
+    fn no_two_seeds_share_a_rounds_draws() {
+        let first = |seed: u64, round: u64| round_rng(seed, round).random::<u64>();
+        // Seed 1's round 2 and seed 2's round 1 were one stream when keyed by `seed ^ round`.
+        assert_ne!(first(1, 2), first(2, 1));
+        let mut seen = HashSet::new();
+        for seed in 0..32 {
+            for round in 0..64 {
+                assert!(seen.insert(first(seed, round)), "seed {seed} round {round}");
+            }
+        }
+        assert_eq!(first(5, 9), first(5, 9), "the same seed and round repeat");
     }
 
     #[test]
