@@ -156,7 +156,8 @@ _SPACE = {}
 
 def _kt_prepare(path):
     """Loads a cache once per process and makes Kernel Tuner reuse its parsed cache and
-    searchspace for every run on it (both are pure functions of the file)."""
+    searchspace for every run on it (both built from the file alone; the searchspace's
+    neighbour caches, which a run changes, start empty for each run)."""
     if path in _SPACE:
         return _SPACE[path]
     import warnings
