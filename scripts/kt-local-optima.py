@@ -43,7 +43,6 @@ def climb(p):
         nb = max(nbrs1(p), key=lambda q: frac[q], default=p)
         if frac[nb] <= frac[p]: return p
         p = nb
-import collections
 basin = collections.Counter(climb(p) for p in frac)
 locs = sorted(basin, key=lambda p: -frac[p])
 for p in locs[:args.top]:

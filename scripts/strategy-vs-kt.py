@@ -162,6 +162,7 @@ def _kt_prepare(path):
         return _SPACE[path]
     import warnings
     warnings.filterwarnings("ignore")
+    import kernel_tuner
     import kernel_tuner.interface as interface
     import kernel_tuner.util as util
     from kernel_tuner.searchspace import supported_neighbor_methods
@@ -192,6 +193,12 @@ def _kt_prepare(path):
             if key not in memo_space:
                 memo_space[key] = searchspace(tp, restr, *args, **kwargs)
             space = memo_space[key]
+            for name in ("_Searchspace__neighbor_cache", "_Searchspace__neighbor_partial_cache",
+                         "neighbors_index"):
+                # Kernel Tuner 1.5's own names: under others the reset below would do nothing.
+                if not hasattr(space, name):
+                    sys.exit(f"kernel_tuner {kernel_tuner.__version__}: Searchspace has no "
+                             f"{name}; its runs cannot be made independent by this script")
             # A Searchspace keeps state between the runs that share it: its neighbour caches,
             # from which `get_random_neighbor` pops its picks. Shared, they made a run depend on
             # the runs before it in the same process (simulated annealing on GEMM, seed 1: 0.825
