@@ -6,6 +6,7 @@ configurations as evaluations, failures included.
   python3 scripts/strategy-vs-kt.py [--data DIR] [--out DIR] [--seeds 25]
       [--budgets 25,50,100,200,400] [--spaces pnpoly_RTX_3090,...] [--gputune-strategies ...]
       [--kt-strategies ...] [--kt-seeds N] [--first-seed 0] [--jobs 2] [--gputune BIN] [--batch-size 1]
+      [--kt-value-order listed|reversed|both]
 
 Every space of DIR (default ../shared/data/kt-spaces) is imported with `cargo gputune import`
 (with the T1 file of its kernel, for the base), replayed with each gputune strategy (`cargo gputune
@@ -23,7 +24,10 @@ with the same OUT reuses them (delete the files to start over), so a long run ca
 several (--budgets, --kt-strategies "", --gputune-strategies "") and tabled by one final run. Kernel Tuner's searchspace and cache are built once per
 space and process (its construction takes seconds on the 17,956-point GEMM), not once per run.
 Seeds: Kernel Tuner's run with seed s sets Python's and NumPy's global generators to s; gputune's
-takes `--seed s`. --first-seed F replays gputune's seeds F, F + 1, … (tuning seeds, kept apart from
+takes `--seed s`. --kt-value-order reversed lists each parameter's values to Kernel Tuner in
+reverse (the same space; Kernel Tuner then enumerates it from the other end), `both` pools the two
+orders' runs: a control for strategies that lean towards the first valid configuration of Kernel
+Tuner's enumeration. --first-seed F replays gputune's seeds F, F + 1, … (tuning seeds, kept apart from
 the benchmark's 0..N-1; Kernel Tuner's runs stay on 0..N-1, its runs being fixed).
 """
 import argparse
@@ -217,11 +221,15 @@ def _kt_prepare(path):
 
 
 def kt_run(task):
-    """One Kernel Tuner run: (space, strategy, budget, seed, path) -> fraction."""
-    space, strategy, budget, seed, path = task
+    """One Kernel Tuner run: (space, strategy, budget, seed, path, order) -> fraction. Under
+    order "reversed" each parameter's values are listed to Kernel Tuner in reverse: the same space
+    and the same adjacency, enumerated from the other end."""
+    space, strategy, budget, seed, path, order = task
     import numpy
     from kernel_tuner import tune_kernel
     doc, tune_params, restrictions, optimum, names = _kt_prepare(path)
+    if order == "reversed":
+        tune_params = {k: list(reversed(v)) for k, v in tune_params.items()}
     random.seed(seed)
     numpy.random.seed(seed)
     t = time.time()
@@ -240,16 +248,22 @@ def kt_run(task):
     unique = len({tuple(r[k] for k in names) for r in results})
     return {"space": space, "strategy": strategy, "budget": budget, "seed": seed,
             "fraction": optimum / min(found) if found else 0.0, "evaluations": unique,
-            "seconds": time.time() - t}
+            "seconds": time.time() - t, "order": order}
 
 
-def kt_replays(tmp, data, spaces, strategies, seeds, budgets, jobs, log, kept_only=False):
+def kt_replays(tmp, data, spaces, strategies, seeds, budgets, jobs, log, kept_only=False,
+               orders=("listed",)):
+    """Kernel Tuner's runs of every space, strategy, budget and seed under each value order of
+    `orders`, those kept in `log` reused; (space, strategy, budget) -> fractions, the orders'
+    runs pooled."""
     done = {}
     if os.path.exists(log):
         with open(log) as f:
             for line in f:
                 r = json.loads(line)
-                done[(r["space"], r["strategy"], r["budget"], r["seed"])] = r
+                # Runs logged before the orders existed were all made in the cache's order.
+                r.setdefault("order", "listed")
+                done[(r["space"], r["strategy"], r["budget"], r["seed"], r["order"])] = r
     tasks = []
     for s in spaces:
         path = os.path.join(tmp, s + ".json")
@@ -259,26 +273,27 @@ def kt_replays(tmp, data, spaces, strategies, seeds, budgets, jobs, log, kept_on
         for k in strategies:
             for b in budgets:
                 for seed in range(seeds):
-                    if (s, k, b, seed) not in done:
-                        tasks.append((s, k, b, seed, path))
+                    for o in orders:
+                        if (s, k, b, seed, o) not in done:
+                            tasks.append((s, k, b, seed, path, o))
     print(f"  Kernel Tuner: {len(tasks)} runs to do, {len(done)} kept from {log}"
           + (" (--kt-kept-only: not run)" if kept_only else ""), file=sys.stderr)
     if kept_only:
         tasks = []
-    # Grouped by space, so that each process builds few searchspaces.
-    tasks.sort(key=lambda t: (t[0], t[1], t[2], t[3]))
+    # Grouped by space and order, so that each process builds few searchspaces.
+    tasks.sort(key=lambda t: (t[0], t[5], t[1], t[2], t[3]))
     t0 = time.time()
     with open(log, "a") as out, multiprocessing.Pool(jobs, maxtasksperchild=None) as pool:
         for i, r in enumerate(pool.imap(kt_run, tasks, chunksize=1)):
             out.write(json.dumps(r) + "\n")
             out.flush()
-            done[(r["space"], r["strategy"], r["budget"], r["seed"])] = r
+            done[(r["space"], r["strategy"], r["budget"], r["seed"], r["order"])] = r
             if (i + 1) % 50 == 0:
                 print(f"  Kernel Tuner: {i + 1}/{len(tasks)} runs, {time.time() - t0:.0f} s",
                       file=sys.stderr)
     res = {}
-    for (s, k, b, seed), r in done.items():
-        if s in spaces and k in strategies and b in budgets and seed < seeds:
+    for (s, k, b, seed, o), r in sorted(done.items()):
+        if s in spaces and k in strategies and b in budgets and seed < seeds and o in orders:
             res.setdefault((s, k, b), []).append(r["fraction"])
     return res
 
@@ -344,6 +359,12 @@ def main():
     ap.add_argument("--batch-size", type=int, default=1,
                     help="gputune's batch (Kernel Tuner's sequential runner evaluates one at a time)")
     ap.add_argument("--gputune")
+    ap.add_argument("--kt-value-order", choices=["listed", "reversed", "both"], default="listed",
+                    help="list each parameter's values to Kernel Tuner as the cache lists them, "
+                         "reversed (the same space and adjacency, enumerated from the other end), "
+                         "or both, each seed run under each order and the runs pooled. A control: "
+                         "a strategy that repairs a configuration to the first valid one of "
+                         "Kernel Tuner's enumeration leans towards whichever end comes first")
     ap.add_argument("--kt-kept-only", action="store_true",
                     help="table only the Kernel Tuner runs kept in OUT, running none")
     a = ap.parse_args()
@@ -353,6 +374,7 @@ def main():
     ours = [s for s in a.gputune_strategies.split(",") if s]
     theirs = [s for s in a.kt_strategies.split(",") if s]
     kt_seeds = a.kt_seeds or a.seeds
+    orders = ["listed", "reversed"] if a.kt_value_order == "both" else [a.kt_value_order]
     os.makedirs(a.out, exist_ok=True)
     gputune = find_gputune(a.gputune)
     tmp = tempfile.mkdtemp(prefix="strategy-vs-kt-")
@@ -362,7 +384,8 @@ def main():
         mine = gputune_replays(gputune, db, spaces, ours, a.seeds, budgets, a.batch_size,
                                os.path.join(a.out, "gputune-runs.jsonl"), a.first_seed)
         kt = kt_replays(tmp, a.data, spaces, theirs, kt_seeds, budgets, a.jobs,
-                        os.path.join(a.out, "kt-runs.jsonl"), a.kt_kept_only) if theirs else {}
+                        os.path.join(a.out, "kt-runs.jsonl"), a.kt_kept_only,
+                        orders) if theirs else {}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -375,7 +398,11 @@ def main():
     lines = [f"Fraction of the optimum (optimum time / best time found; 1.0 = optimum), median "
              f"[q1, q3] over {a.seeds} seeds (gputune"
              + (f", from seed {a.first_seed}" if a.first_seed else "")
-             + f") and {kt_seeds} (Kernel Tuner); "
+             + f") and {kt_seeds} (Kernel Tuner"
+             + {"listed": "", "reversed": ", each parameter's values listed in reverse",
+                "both": " under each of the two value orders, listed and reversed, pooled: "
+                        f"{2 * kt_seeds} runs"}[a.kt_value_order]
+             + "); "
              f"gputune batch {a.batch_size}; (n=N): a cell of another number of seeds.", ""]
     verdict = []
     for b in budgets:
@@ -390,7 +417,7 @@ def main():
                     cells.append("–")
                     continue
                 q1, m, q3 = quartiles(v)
-                want = a.seeds if n.startswith("gputune ") else kt_seeds
+                want = a.seeds if n.startswith("gputune ") else kt_seeds * len(orders)
                 cells.append(f"{m:.3f} [{q1:.3f}, {q3:.3f}]"
                              + (f" (n={len(v)})" if len(v) != want else ""))
                 if n.startswith("kt ") and (best_kt is None or m > best_kt[1]):
