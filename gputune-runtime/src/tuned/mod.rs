@@ -128,13 +128,18 @@ impl<const N: usize> Cache<N> {
                 (Some(arm), low)
             }
         };
-        // Record a miss so the runner can fail the state instead of timing base.
+        // Record a miss so the runner can fail the state instead of timing base. Only the
+        // first resolution since this function's last request, refresh or withdraw is what
+        // its state ran: any other function's request moves the shared generation too, and
+        // the call that resolves again then may be at another size.
         let resolved = Resolved {
             label: table.arms[arm.unwrap_or(0) as usize].to_string(),
             missing: requested.filter(|_| arm.is_none()),
         };
         with_registry(|r| {
-            r.resolved.insert(table.function.to_string(), resolved);
+            r.resolved
+                .entry(table.function.to_string())
+                .or_insert(resolved);
         });
         self.slots[workload].store(
             u64::from(generation) << 32 | u64::from(low),
@@ -170,7 +175,8 @@ struct Registry {
     requested: HashMap<String, String>,
     /// Function → every label this process will request, in order (see [`plan`]).
     planned: HashMap<String, Vec<String>>,
-    /// Function → what it resolved to last.
+    /// Function → what it resolved to first since its last [`request`], [`refresh`] or
+    /// [`withdraw`] (each removes the entry).
     resolved: HashMap<String, Resolved>,
 }
 
@@ -379,6 +385,10 @@ mod tests {
         ] {
             assert_eq!(cache.arm_at(&table, 0, size), arm, "{size}");
         }
+        // Another function's request makes every cache resolve again (tests running beside
+        // this one do the same), here at another size: still not what this state ran first.
+        request("tuned_test_sized_other", "base");
+        assert_eq!(cache.arm_at(&table, 0, 50), 1);
         assert_eq!(
             resolved("tuned_test_sized").map(|r| r.label),
             Some("x_2".into()),
