@@ -279,7 +279,8 @@ pub fn to_prepare(function: &str) -> Vec<String> {
     labels
 }
 
-/// What `function` resolved to in this process, if it was called.
+/// What `function` resolved to in this process, if it was called: its first resolution since
+/// its last [`request`], [`refresh`] or [`withdraw`] (in a bench process: what the state ran).
 pub fn resolved(function: &str) -> Option<Resolved> {
     with_registry(|r| r.resolved.get(function).cloned())
 }
