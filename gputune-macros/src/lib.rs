@@ -42,7 +42,7 @@
 //! ```ignore
 //! #[tune(ipt = [1, 2, 4, 8], tpb = pow2(6..=10), base(ipt = 4, tpb = 256),
 //!        size(Elements = x.len()))]
-//! pub fn scale(x: &CudaSlice<f32>, y: &mut CudaSlice<f32>) -> Result<(), BoxError> { … }
+//! pub fn scale(x: &CudaSlice<f32>, y: &mut CudaSlice<f32>) -> Result<(), BoxError> { /* … */ }
 //! ```
 //!
 //! # Parameters as data

@@ -1,7 +1,7 @@
 //! `check --remeasure`: the UNDECIDED workloads measured again until they settle.
 //!
 //! Per runtime workload, one bench process runs base and the workload's undecided variants in
-//! passes of `--remeasure-block` cold samples each ([`super::interleave`]), and after every
+//! passes of `--remeasure-block` cold samples each (`super::interleave`), and after every
 //! pass each variant is judged again by `check`'s rule
 //! ([`verdict`](mod@crate::results::check::verdict)), with its samples so far and base's
 //! beside them as its control. A variant leaves the passes once its verdict is

@@ -2,7 +2,7 @@
 //! and `run-bundle` share. It needs no cargo and no workspace, only the binaries, what their
 //! `--list` says, and the function's manifest.
 //!
-//! A [`Plan`] says how to run one bench; [`Measured`] is what the store already holds for it
+//! A `Plan` says how to run one bench; `Measured` is what the store already holds for it
 //! and grows as base and the built variants run. Each variant's rows are committed the
 //! moment its last state is streamed.
 

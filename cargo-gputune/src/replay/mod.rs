@@ -139,7 +139,7 @@ pub enum Ended {
     /// Every point was evaluated.
     Space,
     /// The strategy proposed nothing new (it returned nothing, or only revisits for
-    /// [`STALLED_ROUNDS`] rounds).
+    /// `STALLED_ROUNDS` rounds).
     Strategy,
 }
 

@@ -1,6 +1,6 @@
 //! What a set of samples can resolve: the standard error of their median, from its
 //! distribution-free confidence interval. `report` writes it with each workload of its JSON,
-//! and `check` judges a change against it ([`crate::results::check::verdict`]).
+//! and `check` judges a change against it ([`verdict`](mod@crate::results::check::verdict)).
 //!
 //! GPU and CPU times are skewed and heavy-tailed, so no normality is assumed: the interval is
 //! that of the runtime's `--decide` (`gputune_runtime::stats::median_interval`), the order

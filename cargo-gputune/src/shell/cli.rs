@@ -17,6 +17,8 @@ pub use crate::strategy::StrategyKind;
 #[command(name = "cargo", bin_name = "cargo", styles = clap::builder::Styles::plain())]
 pub enum CargoCli {
     /// Tune GPU kernels: search variants of #[tune] functions, report, apply, check.
+    // The doc line is the command's help text, where `#[tune]` is meant as written.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[command(name = "gputune", version)]
     Gputune(Gputune),
 }

@@ -12,7 +12,7 @@
 //!
 //! The search must finish, record each of these, and pick a `none` variant as the winner.
 //!
-//! With the `cuda` feature, [`cuda`] does the same on the GPU, where a crash is a sticky CUDA
+//! With the `cuda` feature, `cuda` does the same on the GPU, where a crash is a sticky CUDA
 //! error and a launch can be invalid (bench `faults-cuda`).
 
 #[cfg(feature = "cuda")]

@@ -129,8 +129,8 @@ const CHECK_CHUNK: usize = 1021;
 /// Chunks [`check_input`] copies back, spread evenly from the first element to the last.
 const CHECK_CHUNKS: usize = 64;
 
-/// The ranges of `n` elements that [`check_input`] compares: [`CHECK_CHUNKS`] chunks of
-/// [`CHECK_CHUNK`] elements (fewer where `n` is small), the first at 0 and the last ending at
+/// The ranges of `n` elements that [`check_input`] compares: `CHECK_CHUNKS` chunks of
+/// `CHECK_CHUNK` elements (fewer where `n` is small), the first at 0 and the last ending at
 /// `n`, spread evenly in between, none overlapping: about 65,000 elements whatever `n`.
 pub fn check_ranges(n: usize) -> Vec<Range<usize>> {
     if n <= CHECK_CHUNK * CHECK_CHUNKS {

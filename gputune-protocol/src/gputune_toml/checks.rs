@@ -51,7 +51,7 @@ pub(super) fn ranges(entries: &[Entry]) -> Result<(), String> {
 impl GputuneToml {
     /// The entries of `function` as points of `spec`, checked: every parameter present and of
     /// its kind, per-size entries of the axis `spec`'s `size(…)` names, and no model entry
-    /// contradicting an architecture entry measured on that model (see [`same_device`]).
+    /// contradicting an architecture entry measured on that model (see `same_device`).
     pub fn entries(&self, function: &str, spec: &TuneSpec) -> Result<Vec<AppliedPoint>, TomlError> {
         let mut out = Vec::new();
         let Some(workloads) = self.functions.get(function) else {

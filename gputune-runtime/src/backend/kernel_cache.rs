@@ -13,7 +13,7 @@
 //! checksum) is ignored and compiled again. Deleting the directory is always safe.
 //!
 //! Nothing here needs a GPU or NVRTC: the CUDA backend computes the key from NVRTC's version
-//! and calls [`Memo::get_or_compile`] with its compiler.
+//! and calls `Memo::get_or_compile` with its compiler.
 
 use std::collections::HashMap;
 use std::ffi::OsString;

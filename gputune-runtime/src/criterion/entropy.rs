@@ -19,7 +19,7 @@ pub const FLAT: f64 = 1e-9;
 /// least `min_r2` (0.36). `Σ c·log2 c` is updated as nvbench updates it; the line in O(1) per
 /// sample.
 ///
-/// R² as nvbench takes it: a window whose `Σ(y − ȳ)²` is under [`FLAT`] (1e-9) is a perfect
+/// R² as nvbench takes it: a window whose `Σ(y − ȳ)²` is under `FLAT` (1e-9) is a perfect
 /// fit (R² = 1). Such a window is flat: on an exactly periodic stream (two values in turn) H
 /// swings by a few 1e-6 bits around a constant, and although a line explains little of that
 /// swing, H has settled, which is what the criterion asks; without the cutoff such a stream

@@ -1,6 +1,6 @@
 //! Which variant of a `#[tune]` function runs: the run-time half of the generated dispatch.
 //!
-//! The build helper ([`crate::build`], feature `build`) writes, for each tuned function, a
+//! The build helper (`crate::build`, feature `build`) writes, for each tuned function, a
 //! `match` over the *arms* compiled into this build: arm 0 is always `base`, then the
 //! entries applied in `gputune.toml`, then the variants that `GPUTUNE_VARIANTS` selected.
 //! The generated code keeps a [`Cache`] per function; the first call for a compile-time
@@ -66,7 +66,7 @@ pub(crate) fn plans() -> u64 {
 
 /// The resolved arm per compile-time workload of one function (one slot per workload, plus
 /// one for workloads without an entry). A slot holds the generation it was resolved in (high
-/// half) and the arm (low half), or [`SIZED`] when the arm depends on the size: the slot's
+/// half) and the arm (low half), or `SIZED` when the arm depends on the size: the slot's
 /// pieces then say which (resolved once per process: the device does not change).
 #[derive(Debug)]
 pub struct Cache<const N: usize> {

@@ -80,7 +80,7 @@ fn candidates<'t>(table: &'t Table, workload: usize, device: &Device<'_>) -> Vec
 }
 
 /// The arm to run: the requested variant if any (`None` when it is not compiled in), else the
-/// first entry for `workload` on `device` that covers `size` ([`candidates`]' order), else
+/// first entry for `workload` on `device` that covers `size` (`candidates`' order), else
 /// base.
 pub fn choose(
     table: &Table,

@@ -24,7 +24,7 @@
 //! from the runner, before it opens the device): each loads NVRTC and compiles an empty
 //! kernel while the device opens and the setup runs, and waits among the spares. The
 //! background compilation then starts as many more as its images missing from the caches need
-//! ([`top_up`]), none when every image is cached. Compile
+//! (`top_up`), none when every image is cached. Compile
 //! threads take a spare before they start a process, and give theirs back when they are
 //! done; a compilation on the bench's own thread (an input maker in a setup, a kernel nobody
 //! precompiled) uses a spare when one is idle, so that NVRTC's loading stays off the
@@ -44,7 +44,7 @@ use super::quiet::quietly;
 use crate::backend::kernel_cache::{Image, Key};
 use crate::error::ErrorKind;
 
-/// Set (to [`WIRE_VERSION`]) in the environment of a bench binary started as a compile worker.
+/// Set (to `WIRE_VERSION`) in the environment of a bench binary started as a compile worker.
 pub const COMPILE_WORKER_ENV: &str = "GPUTUNE_COMPILE_WORKER";
 
 /// The version of the wire; a worker asked for another one refuses to serve.
@@ -209,7 +209,7 @@ pub(super) static SPARES: Spares = Spares::new();
 /// neither a process start nor NVRTC's loading. Compile threads that find no idle worker wait
 /// for these rather than start their own. The runner calls it around opening the device, for
 /// as many as the background compilation will use
-/// ([`compile_threads`](super::precompile::compile_threads)).
+/// (`precompile::compile_threads`).
 pub fn prestart(count: usize) {
     prestart_into(&SPARES, count, worker_command);
 }
