@@ -27,8 +27,8 @@ Seeds: Kernel Tuner's run with seed s sets Python's and NumPy's global generator
 takes `--seed s`. --kt-value-order reversed lists each parameter's values to Kernel Tuner in
 reverse (the same space; Kernel Tuner then enumerates it from the other end), `both` pools the two
 orders' runs: a control for strategies that lean towards the first valid configuration of Kernel
-Tuner's enumeration. --first-seed F replays gputune's seeds F, F + 1, … (tuning seeds, kept apart from
-the benchmark's 0..N-1; Kernel Tuner's runs stay on 0..N-1, its runs being fixed).
+Tuner's enumeration. --first-seed F replays gputune's seeds F, F + 1, … (tuning seeds, kept
+apart from the benchmark's 0..N-1; Kernel Tuner's runs stay on 0..N-1, its runs being fixed).
 """
 import argparse
 import collections
