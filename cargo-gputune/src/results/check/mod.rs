@@ -3,9 +3,9 @@
 //! ([`verdict`](mod@verdict): SAME within the smaller of the two noises or `--threshold`;
 //! FAST or SLOW beyond it and beyond what the samples can resolve; UNDECIDED beyond it but
 //! inside that), UNDECIDED ones measured again with `--remeasure` (`measure::remeasure`,
-//! which this folder does not import: it hands it the rows' [`workload`]s); it says where the two were measured under another
-//! provenance ([`provenance`]); the applied variants must still score at least
-//! `--min-score`. What it found is an [`Outcome`], written for people (the markdown summary,
+//! which this folder does not import: it hands it the rows' [`workload`]s); it says where the
+//! two were measured under another provenance ([`provenance`]); the applied variants must
+//! still score at least `--min-score`. What it found is an [`Outcome`], written for people (the markdown summary,
 //! [`markdown`]) and for CI systems (JUnit XML, [`junit`]; JSON, [`json`]); exit 0 pass, 1
 //! regression, 3 undecided, 4 provenance differs under `--strict-provenance`
 //! ([`Outcome::result`]).
