@@ -1,14 +1,13 @@
-//! `check`: the CI gate. Against a baseline (`report --format json` from an earlier run on
-//! the same GPU model), each workload is SAME, FAST, SLOW or UNDECIDED
-//! ([`verdict`](mod@verdict): SAME within the smaller of the two noises or `--threshold`;
-//! FAST or SLOW beyond it and beyond what the samples can resolve; UNDECIDED beyond it but
-//! inside that), UNDECIDED ones measured again with `--remeasure` (`measure::remeasure`,
-//! which this folder does not import: it hands it the rows' [`workload`]s); it says where the
-//! two were measured under another provenance ([`provenance`]); the applied variants must
-//! still score at least `--min-score`. What it found is an [`Outcome`], written for people (the markdown summary,
-//! [`markdown`]) and for CI systems (JUnit XML, [`junit`]; JSON, [`json`]); exit 0 pass, 1
-//! regression, 3 undecided, 4 provenance differs under `--strict-provenance`
-//! ([`Outcome::result`]).
+//! `check`: the CI gate. Against a baseline (`report --format json` from an earlier run on the same
+//! GPU model), each workload is SAME, FAST, SLOW or UNDECIDED ([`verdict`](mod@verdict): SAME
+//! within the smaller of the two noises or `--threshold`; FAST or SLOW beyond it and beyond what
+//! the samples can resolve; UNDECIDED beyond it but inside that), UNDECIDED ones measured again
+//! with `--remeasure` (`measure::remeasure`, which this folder does not import: it hands it the
+//! rows' [`workload`]s); it says where the two were measured under another provenance
+//! ([`provenance`]); the applied variants must still score at least `--min-score`. What it found is
+//! an [`Outcome`], written for people (the markdown summary, [`markdown`]) and for CI systems
+//! (JUnit XML, [`junit`]; JSON, [`json`]); exit 0 pass, 1 regression, 3 undecided, 4 provenance
+//! differs under `--strict-provenance` ([`Outcome::result`]).
 //!
 //! Two runs drift apart as a whole (clocks, temperature, another host of the same model:
 //! 1–2 % on an H200, more than the noise within one run), so a variant's time is compared
