@@ -90,6 +90,84 @@ pub fn kernel(input: TokenStream) -> TokenStream {
     }
 }
 
+/// A kernel of a CUDA file that nvcc compiles at build time, once per variant, for
+/// kernels NVRTC cannot compile or projects that build with nvcc: the `Kernel` over the
+/// table of images that `gputune_runtime::build::Builder::kernels` wrote for the file.
+///
+/// ```ignore
+/// // build.rs: Builder::new().kernels(CudaFile::new("src/scale.cu").functions(&["scale"])).main();
+/// static SCALE: Kernel = gputune_macros::nvcc_kernel!("src/scale.cu", "scale");
+/// ```
+#[proc_macro]
+pub fn nvcc_kernel(input: TokenStream) -> TokenStream {
+    match table_tokens(input.into(), "nvcc") {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// The C++ launchers of a CUDA file that nvcc compiles at build time, once per variant, into
+/// one static library: the `Launchers` over the table that
+/// `gputune_runtime::build::Builder::launchers` wrote for the file.
+///
+/// ```ignore
+/// static LAUNCH: Launchers = gputune_macros::launchers!("src/launch.cu");
+/// ```
+#[proc_macro]
+pub fn launchers(input: TokenStream) -> TokenStream {
+    match table_tokens(input.into(), "launchers") {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn table_tokens(
+    input: proc_macro2::TokenStream,
+    kind: &str,
+) -> syn::Result<proc_macro2::TokenStream> {
+    use syn::parse::Parser;
+    let args = syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated
+        .parse2(input.clone())?;
+    let (usage, arity) = match kind {
+        "nvcc" => ("nvcc_kernel!(\"src/scale.cu\", \"scale\")", 2),
+        _ => ("launchers!(\"src/launch.cu\")", 1),
+    };
+    let Some(file) = args.first().filter(|_| args.len() == arity) else {
+        return Err(syn::Error::new_spanned(
+            input,
+            format!("expected the .cu file (relative to the crate's root){}: {usage}",
+                if arity == 2 { " and the kernel's name" } else { "" }),
+        ));
+    };
+    let rel = gputune_grammar::cuda_table_file(kind, &file.value());
+    // Where the build script ran, say early what is missing, not in include!'s words.
+    if let Some(out) = std::env::var_os("OUT_DIR") {
+        if !std::path::Path::new(&out).join(&rel).is_file() {
+            let builder = if kind == "nvcc" { "kernels" } else { "launchers" };
+            return Err(syn::Error::new(
+                file.span(),
+                format!(
+                    "the build script compiled no {} with nvcc: add \
+                     `gputune_runtime::build::Builder::new().{builder}(CudaFile::new({:?})…)` \
+                     to build.rs",
+                    file.value(),
+                    file.value()
+                ),
+            ));
+        }
+    }
+    let rel = format!("/{rel}");
+    let table = quote! {
+        ::core::include!(::core::concat!(::core::env!("OUT_DIR"), #rel))
+    };
+    Ok(if kind == "nvcc" {
+        let name = &args[1];
+        quote! { ::gputune_runtime::kernel::Kernel::nvcc(#table, #name) }
+    } else {
+        quote! { ::gputune_runtime::kernel::Launchers::new(#file, #table) }
+    })
+}
+
 fn kernel_tokens(input: proc_macro2::TokenStream) -> syn::Result<proc_macro2::TokenStream> {
     use syn::parse::Parser;
     let args = syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated

@@ -255,6 +255,8 @@ mod launched;
 pub mod measure;
 pub mod output;
 pub mod provenance;
+#[cfg(any(feature = "cuda", feature = "build"))]
+mod ptx;
 pub mod runner;
 pub mod state;
 pub mod stats;

@@ -26,6 +26,17 @@ pub use space::{Point, Value};
 /// define text holds).
 pub const VALUE_SEPARATOR: &str = "\u{1f}";
 
+/// Where the build helper writes the table of what nvcc made of a crate's CUDA file, relative
+/// to `OUT_DIR`, and where `nvcc_kernel!` (`kind` `nvcc`) and `launchers!` (`launchers`) read
+/// it: `gputune/nvcc/src_scale_cu.rs` for `src/scale.cu`.
+pub fn cuda_table_file(kind: &str, path: &str) -> String {
+    let stem: String = path
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("gputune/{kind}/{stem}.rs")
+}
+
 /// A parsed `#[tune(...)]` attribute.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TuneSpec {

@@ -18,13 +18,19 @@
 //! `gputune.toml`, `GPUTUNE_VARIANTS` and the file it may name). What a build compiles in
 //! is chosen by [`selection::VARIANTS_ENV`]; production builds use [`gputune_toml`].
 
+mod builder;
 pub mod codegen;
+mod images;
+mod launchers;
+pub mod nvcc;
 pub use gputune_protocol::gputune_toml;
 pub use gputune_protocol::manifest;
 pub mod scan;
 pub mod selection;
 
 use std::path::{Path, PathBuf};
+
+pub use self::builder::{Builder, CudaFile};
 
 use self::codegen::Dispatch;
 use self::gputune_toml::GputuneToml;
@@ -52,6 +58,39 @@ pub enum BuildError {
     /// `gputune.toml` is malformed.
     #[error(transparent)]
     Toml(#[from] gputune_toml::TomlError),
+    /// A CUDA file of build.rs names a function that is not a `#[tune]` function.
+    #[error("build.rs: {file} is compiled for `{function}`, which is not a #[tune] function of this crate ({known})")]
+    UnknownFunction {
+        /// The CUDA file.
+        file: String,
+        /// The name.
+        function: String,
+        /// The crate's tuned functions.
+        known: String,
+    },
+    /// The architecture list is malformed.
+    #[error(transparent)]
+    Nvcc(#[from] nvcc::NvccError),
+    /// A launcher build.rs names is not in a variant's compiled object.
+    #[error("{file}: launcher `{symbol}` is not defined in the object nvcc made for {variant} (its extern \"C\" functions: {found})")]
+    MissingLauncher {
+        /// The CUDA file.
+        file: String,
+        /// The launcher's name.
+        symbol: String,
+        /// Which variant.
+        variant: String,
+        /// What the object defines.
+        found: String,
+    },
+    /// A binutils tool (`nm`, `objcopy`, `ar`) failed on nvcc's objects.
+    #[error("{tool} failed: {message}")]
+    Tool {
+        /// The tool.
+        tool: String,
+        /// What it said.
+        message: String,
+    },
     /// Two tuned functions share a name.
     #[error("two #[tune] functions are named `{name}` ({first} and {second}); tuned function names must be unique in a crate")]
     Duplicate {
@@ -86,6 +125,21 @@ pub struct Generated {
     pub directives: Vec<String>,
     /// Warnings for the build output.
     pub warnings: Vec<String>,
+    /// Every variant this build compiles in, per function: what nvcc compiles per variant.
+    pub variants: Vec<CompiledIn>,
+}
+
+/// A variant a build compiles in (base, an applied winner, or one a search selected).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompiledIn {
+    /// The tuned function.
+    pub function: String,
+    /// `base` or the point's label.
+    pub label: String,
+    /// Its values as its `TUNED` holds them ([`gputune_grammar::VALUE_SEPARATOR`] between).
+    pub values: String,
+    /// Each parameter's declared name, `const` name and value as a define writes it.
+    pub params: Vec<(String, String, String)>,
 }
 
 impl Inputs {
@@ -182,6 +236,7 @@ pub fn generate_from(inputs: &Inputs) -> Result<Generated, BuildError> {
         .map_err(BuildError::Selection)?;
 
     let mut all_labels = Vec::new();
+    let mut variants = Vec::new();
     let mut out_files = Vec::new();
     let mut manifest_functions = Vec::new();
     for f in &functions {
@@ -196,6 +251,27 @@ pub fn generate_from(inputs: &Inputs) -> Result<Generated, BuildError> {
             directives.push(format!("rustc-cfg=gputune_variant={arm:?}"));
         }
         out_files.push((format!("gputune/{}.rs", f.name), source));
+        for arm in &dispatch.arms {
+            let params: Vec<(String, String, String)> = f
+                .spec
+                .params
+                .iter()
+                .filter_map(|p| {
+                    let v = arm.point.get(&p.name)?;
+                    Some((p.name.clone(), p.const_name(), v.define_text()))
+                })
+                .collect();
+            variants.push(CompiledIn {
+                function: f.name.clone(),
+                label: arm.label.clone(),
+                values: params
+                    .iter()
+                    .map(|(_, _, v)| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(gputune_grammar::VALUE_SEPARATOR),
+                params,
+            });
+        }
         manifest_functions.push(Function {
             name: f.name.clone(),
             file: f.file.clone(),
@@ -258,6 +334,7 @@ pub fn generate_from(inputs: &Inputs) -> Result<Generated, BuildError> {
         files: out_files,
         directives,
         warnings,
+        variants,
     })
 }
 
@@ -273,15 +350,25 @@ fn json_value(v: &gputune_grammar::Value) -> serde_json::Value {
 /// Generates from the build script's environment, writes the files under `OUT_DIR` and
 /// prints the directives and warnings for cargo.
 pub fn generate() -> Result<Manifest, BuildError> {
-    let inputs = Inputs::from_env()?;
-    let out_dir = PathBuf::from(
-        std::env::var("OUT_DIR").map_err(|_| BuildError::NotInBuildScript("OUT_DIR"))?,
-    );
-    let generated = generate_from(&inputs)?;
-    let dir = out_dir.join("gputune");
-    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let generated = generate_from(&Inputs::from_env()?)?;
+    emit(&generated, &out_dir()?)?;
+    Ok(generated.manifest)
+}
+
+/// `OUT_DIR`.
+fn out_dir() -> Result<PathBuf, BuildError> {
+    std::env::var_os("OUT_DIR")
+        .map(PathBuf::from)
+        .ok_or(BuildError::NotInBuildScript("OUT_DIR"))
+}
+
+/// Writes `generated`'s files under `out_dir` and prints its directives and warnings.
+fn emit(generated: &Generated, out_dir: &Path) -> Result<(), BuildError> {
     for (rel, text) in &generated.files {
         let path = out_dir.join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+        }
         // Rewrite only what changed, so unchanged functions keep their timestamps.
         if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
             std::fs::write(&path, text).map_err(io(&path))?;
@@ -293,7 +380,7 @@ pub fn generate() -> Result<Manifest, BuildError> {
     for w in &generated.warnings {
         println!("cargo::warning={w}");
     }
-    Ok(generated.manifest)
+    Ok(())
 }
 
 /// [`generate`] for a `build.rs` `main`: on error, prints it and exits with status 1.

@@ -51,7 +51,9 @@
 //! }
 //! ```
 
+mod launchers;
 mod options;
+mod prebuilt;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -65,7 +67,17 @@ use crate::backend::cuda::{driver_error, CompileJob, CudaHandles, LaunchLimits, 
 use crate::error::{Error, Result};
 use crate::tuned::{self, Variant};
 
+pub use launchers::{launch_status, LauncherImage, Launchers};
 pub use options::OptionRule;
+pub use prebuilt::{runs_on, NvccImage};
+
+use prebuilt::Prebuilt;
+
+/// The kernel symbols of a PTX text (`.entry` names), such as the ones a shipped module
+/// holds.
+pub fn ptx_entries(ptx: &str) -> Vec<String> {
+    crate::ptx::entries(ptx)
+}
 
 /// A Rust element type and the name CUDA C++ gives it, for an element-type define
 /// (`SCALE.get(TUNED, stream, &[("VALUE_T", T::CUDA_NAME)])`).
@@ -102,6 +114,8 @@ pub use crate::tuned::{Tuned, VALUE_SEPARATOR};
 pub struct Kernel {
     source: &'static str,
     name: &'static str,
+    /// Code compiled before the process started; `None`: `source` compiled by NVRTC.
+    prebuilt: Option<Prebuilt>,
     /// The source's file name in NVRTC's messages (empty: NVRTC's default for gputune).
     file_name: &'static str,
     /// Headers handed to NVRTC by include name: `(name, contents)`.
@@ -204,6 +218,7 @@ impl Kernel {
         Kernel {
             source,
             name,
+            prebuilt: None,
             file_name: "",
             headers: &[],
             include_dirs: &[],
@@ -215,6 +230,36 @@ impl Kernel {
             compiled: Mutex::new(Vec::new()),
             prepared: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The kernel `name` of PTX text an application ships (`candle_kernels::REDUCE`): the
+    /// module is handed to the driver as the application hands it (its JIT compiles it once
+    /// per process and context, and handles of the same text share the module), nothing is
+    /// compiled per variant, and the tuning parameters change only the launch. `name` is the
+    /// symbol as the PTX holds it (`.entry`).
+    pub const fn ptx(ptx: &'static str, name: &'static str) -> Kernel {
+        let mut kernel = Kernel::new("", name);
+        kernel.prebuilt = Some(Prebuilt::Ptx(ptx));
+        kernel
+    }
+
+    /// The kernel `name` (its symbol) of a cubin's or fatbin's bytes an application ships,
+    /// loaded once per process and context as [`Kernel::ptx`] is.
+    pub const fn image(image: &'static [u8], name: &'static str) -> Kernel {
+        let mut kernel = Kernel::new("", name);
+        kernel.prebuilt = Some(Prebuilt::Image(image));
+        kernel
+    }
+
+    /// The kernel `name` (as C++ writes it: `scale`, `ns::scale<float>`, or its symbol) of
+    /// the images nvcc compiled at build time, one per variant: what
+    /// `gputune_macros::nvcc_kernel!("src/scale.cu", "scale")` declares over the table the
+    /// build helper wrote (`Builder::nvcc` in build.rs). The variant's image is loaded once
+    /// per process and context; nothing compiles on the GPU host.
+    pub const fn nvcc(images: &'static [NvccImage], name: &'static str) -> Kernel {
+        let mut kernel = Kernel::new("", name);
+        kernel.prebuilt = Some(Prebuilt::Nvcc(images));
+        kernel
     }
 
     /// Names the source in NVRTC's messages (`sum.cu`); `kernel!` gives the file's name.
@@ -472,6 +517,41 @@ impl Kernel {
             crate::launched::note(&e.seen, &e.kernel.record);
             return Ok(e.kernel.clone());
         }
+        let (function, options) = match self.prebuilt {
+            Some(prebuilt) => {
+                let loaded = prebuilt.load(self.name, tuned, extra, stream.context())?;
+                (loaded.function, loaded.options)
+            }
+            None => self.compile(tuned, stream, extra)?,
+        };
+        let kernel = Compiled {
+            limits: LaunchLimits::of(&function)?,
+            record: Arc::new(compiled_to(&function, self.name, options)?),
+            function,
+        };
+        let entry = Entry {
+            context,
+            variant,
+            extra: extra
+                .iter()
+                .map(|(n, v)| ((*n).to_string(), (*v).to_string()))
+                .collect(),
+            kernel: kernel.clone(),
+            seen: AtomicU64::new(0),
+        };
+        crate::launched::note(&entry.seen, &kernel.record);
+        lock(&self.compiled).push(entry);
+        Ok(kernel)
+    }
+
+    /// The variant's function compiled by NVRTC (every planned variant starting in the
+    /// background the first time), and its code options.
+    fn compile(
+        &self,
+        tuned: Tuned,
+        stream: &Arc<CudaStream>,
+        extra: &[(&str, &str)],
+    ) -> Result<(CudaFunction, Vec<String>)> {
         let handles = CudaHandles {
             context: stream.context().clone(),
             stream: stream.clone(),
@@ -492,24 +572,7 @@ impl Kernel {
                 self.name
             ))
         })?;
-        let kernel = Compiled {
-            limits: LaunchLimits::of(&function)?,
-            record: Arc::new(compiled_to(&function, self.name, &program)?),
-            function,
-        };
-        let entry = Entry {
-            context,
-            variant,
-            extra: extra
-                .iter()
-                .map(|(n, v)| ((*n).to_string(), (*v).to_string()))
-                .collect(),
-            kernel: kernel.clone(),
-            seen: AtomicU64::new(0),
-        };
-        crate::launched::note(&entry.seen, &kernel.record);
-        lock(&self.compiled).push(entry);
-        Ok(kernel)
+        Ok((function, program.code_options()))
     }
 
     /// The kernel of a source that is not tuned (an input generator, a second pass at fixed
@@ -565,8 +628,8 @@ impl Kernel {
     }
 }
 
-/// What `function` (the kernel `name` of `program`) compiled to, from the driver.
-fn compiled_to(function: &CudaFunction, name: &str, program: &Program) -> Result<KernelRecord> {
+/// What `function` (the kernel `name`, built with `options`) compiled to, from the driver.
+fn compiled_to(function: &CudaFunction, name: &str, options: Vec<String>) -> Result<KernelRecord> {
     let attribute = |a: Attribute| {
         function
             .get_attribute(a)
@@ -578,7 +641,7 @@ fn compiled_to(function: &CudaFunction, name: &str, program: &Program) -> Result
         registers: attribute(Attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
         local_bytes: attribute(Attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
         shared_bytes: attribute(Attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
-        options: program.code_options(),
+        options,
     })
 }
 

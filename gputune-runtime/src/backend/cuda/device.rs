@@ -16,7 +16,7 @@ use crate::error::Result;
 pub(super) const MIN_DRIVER_VERSION: i32 = 13000;
 
 /// The device's compute capability as `major * 10 + minor`.
-pub(super) fn device_cc(context: &Arc<CudaContext>) -> Result<i32> {
+pub(crate) fn device_cc(context: &Arc<CudaContext>) -> Result<i32> {
     let (major, minor) = context.compute_capability().map_err(device_error(
         "reading the compute capability before compiling a kernel",
     ))?;

@@ -52,7 +52,8 @@ pub use timing::{CudaBackend, DEFAULT_BLOCKING_TIMEOUT};
 
 pub(crate) use device::current_device;
 pub(crate) use errors::describe;
-pub(crate) use module::load_module;
+pub(crate) use device::device_cc;
+pub(crate) use module::{load_module, load_static};
 pub(crate) use precompile::compile_threads;
 // verify's tests compile its kernels without loading them.
 #[cfg(test)]

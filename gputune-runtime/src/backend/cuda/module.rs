@@ -133,6 +133,40 @@ pub(crate) fn load_module(
     Ok(shared)
 }
 
+/// A module whose code the process already holds (PTX an application ships, an image nvcc
+/// embedded at build time), loaded once per context however many handles launch from it:
+/// keyed by where its `'static` bytes are. PTX text goes to the driver's JIT as the
+/// application hands it over (`load_module(Ptx::from_src(…))`, as candle loads its kernels),
+/// so the machine code measured is the machine code the application runs.
+pub(crate) fn load_static(
+    context: &Arc<CudaContext>,
+    code: &'static [u8],
+    ptx_text: bool,
+) -> Result<Arc<CudaModule>> {
+    type Modules = Mutex<HashMap<(usize, usize, usize), Arc<CudaModule>>>;
+    static MODULES: OnceLock<Modules> = OnceLock::new();
+    let id = (context.cu_ctx() as usize, code.as_ptr() as usize, code.len());
+    let modules = MODULES.get_or_init(Modules::default);
+    if let Some(m) = modules.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        return Ok(m.clone());
+    }
+    let ptx = if ptx_text {
+        Ptx::from_src(String::from_utf8_lossy(code).into_owned())
+    } else {
+        Ptx::from_binary(code.to_vec())
+    };
+    let module = crate::timeline::timed(crate::timeline::Part::CompileWait, || {
+        context.load_module(ptx)
+    })
+    .map_err(device_error("loading the kernel module"))?;
+    Ok(modules
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(id)
+        .or_insert(module)
+        .clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
