@@ -59,6 +59,13 @@
 #   speaks protocol 9, and the other parts' bundles keep the .gpu/cargo-gputune they were
 #   built with. Built alone (`bash scripts/build-gpu.sh energy`), it leaves the rest of .gpu/
 #   as it is.
+# - build-paths: .gpu/paths/, issue 44's three ways a kernel is built, each searched whole at
+#   default settings: ptx-bundle (examples/softmax-ptx, a shipped PTX module, launch-only block
+#   sizes), nvcc-bundle (examples/scale-nvcc, nvcc at build time per variant, 155 points at 2^26
+#   f32, built with an empty nvcc cache: .gpu/paths/nvcc-build.txt says how long it took),
+#   launcher-bundle (examples/scale-launcher, C++ launchers, 20 points at 2^26) and
+#   nvrtc-bundle (examples/scale-cuda, the same kernel and space as nvcc-bundle through NVRTC).
+#   For gpu-build-paths.sh. Needs nvcc (CUDA_HOME, NVCC or PATH: docs/build-paths.md).
 # The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune, faults, sgemm,
 # conv and large-base parts.
 set -euo pipefail
@@ -113,6 +120,23 @@ for line in sys.stdin:
       ;;
     scale | provenance)
       bundle .gpu/scale-bundle -p gputune-example-scale-cuda search \
+        -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26'
+      ;;
+    build-paths)
+      mkdir -p .gpu/paths
+      bundle .gpu/paths/ptx-bundle -p gputune-example-softmax-ptx search
+      # The nvcc path compiles at build time: time it from an empty nvcc cache.
+      cache=$(mktemp -d)
+      t0=$(date +%s.%N)
+      GPUTUNE_KERNEL_CACHE=$cache bundle .gpu/paths/nvcc-bundle -p gputune-example-scale-nvcc \
+        search -a 'Elements{io}[pow2]=26'
+      t1=$(date +%s.%N)
+      echo "nvcc-bundle build (nvcc cache empty, $(nproc) cores): $(python3 -c "print(f'{$t1 - $t0:.1f}')") s" \
+        | tee .gpu/paths/nvcc-build.txt
+      rm -rf "$cache"
+      bundle .gpu/paths/launcher-bundle -p gputune-example-scale-launcher search \
+        -a 'Elements{io}[pow2]=26'
+      bundle .gpu/paths/nvrtc-bundle -p gputune-example-scale-cuda search \
         -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26'
       ;;
     scale-sizes)

@@ -46,7 +46,7 @@ pub fn scale(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+
 
     fn skipped(why: &str) {
         use std::io::Write;
