@@ -9,6 +9,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${OUT:?set OUT to the folder for logs, stores and reports}"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
 cp "$here/paths/nvcc-build.txt" "$OUT/" 2>/dev/null
+# The bundles travel without their copies of cargo-gputune (64 MiB carry limit): put them back.
+for name in ptx nvcc launcher nvrtc; do
+  [ -e "$here/paths/$name-bundle/cargo-gputune" ] || cp "$here/paths/cargo-gputune" "$here/paths/$name-bundle/"
+done
 for name in ptx nvcc launcher nvrtc; do
   WARM=1 RUNS=${RUNS:-3} bash "$here/gpu-search.sh" "$name" "$here/paths/$name-bundle"
 done
