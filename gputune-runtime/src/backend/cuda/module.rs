@@ -151,7 +151,17 @@ pub(crate) fn load_static(
         return Ok(m.clone());
     }
     let ptx = if ptx_text {
-        Ptx::from_src(String::from_utf8_lossy(code).into_owned())
+        // The driver reads PTX up to its NUL: a trailing one is the text's end, an inner one
+        // would cut it short without a word.
+        let text = String::from_utf8_lossy(code);
+        let text = text.trim_end_matches('\0');
+        if text.trim().is_empty() || text.contains('\0') {
+            return Err(crate::error::Error::Compile(format!(
+                "the shipped PTX is {}: nothing to load",
+                if text.contains('\0') { "cut by a NUL byte" } else { "empty" }
+            )));
+        }
+        Ptx::from_src(text.to_string())
     } else {
         Ptx::from_binary(code.to_vec())
     };
