@@ -233,6 +233,152 @@ fn record_options(c: &Compilation, version: Option<&str>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::build::nvcc::Output;
+
+    /// Says on stderr, past libtest's capture, that the running test checked nothing here.
+    fn skipped(why: &str) {
+        use std::io::Write;
+        let test = std::thread::current().name().unwrap_or("test").to_owned();
+        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
+    }
+
+    /// A scratch directory of this test process.
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("gputune-images-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).expect("scratch directory");
+        dir
+    }
+
+    /// Jobs of `file` for variants `ipt` of a function `f`.
+    fn jobs(dir: &Path, file: &CudaFile, ipts: &[&str], output: Output) -> Vec<Job> {
+        let variants: Vec<CompiledIn> = ipts
+            .iter()
+            .map(|v| CompiledIn {
+                function: "f".into(),
+                label: format!("ipt_{v}"),
+                values: v.to_string(),
+                params: vec![("ipt".into(), "IPT".into(), v.to_string())],
+            })
+            .collect();
+        file.jobs(&variants, dir, &[90], output).expect("jobs")
+    }
+
+    #[test]
+    fn without_nvcc_every_variant_carries_the_message_and_the_table_still_compiles() {
+        let dir = scratch("missing");
+        std::fs::write(dir.join("src/k.cu"), "").expect("source");
+        let file = CudaFile::new("src/k.cu").functions(&["f"]);
+        let jobs = jobs(&dir, &file, &["1", "2"], Output::Fatbin);
+        let missing = Err("nvcc was not found; searched /x/bin/nvcc (CUDA_HOME)".to_string());
+        let made = compile_all(&jobs, &missing, &[], None, &dir).expect("no I/O error");
+        assert!(made.iter().all(|o| o.made.is_err()));
+        let (rel, text) = kernel_table(&file, &jobs, &made, &[90], None, &dir).expect("table");
+        assert_eq!(rel, "gputune/nvcc/src_k_cu.rs");
+        assert_eq!(text.matches("image: &[]").count(), 2, "{text}");
+        assert!(text.contains("nvcc was not found"), "{text}");
+        assert!(text.contains("\"nvcc (missing)\""), "{text}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_variant_nvcc_rejects_carries_its_message_and_the_others_build() {
+        let Ok(nvcc) = Nvcc::find() else {
+            return skipped("needs nvcc (the CUDA toolkit or PyPI's wheels)");
+        };
+        let dir = scratch("rejects");
+        std::fs::write(
+            dir.join("src/k.cu"),
+            "#if IPT == 3\n#error three items per thread are not supported\n#endif\n\
+             namespace ns { template <typename T> __global__ void k(T* x) { x[0] = IPT; } }\n\
+             template __global__ void ns::k<float>(float*);\n\
+             extern \"C\" __global__ void plain(int* x) { x[0] = IPT; }\n",
+        )
+        .expect("source");
+        let file = CudaFile::new("src/k.cu").functions(&["f"]);
+        let jobs = jobs(&dir, &file, &["1", "3", "4"], Output::Fatbin);
+        let made =
+            compile_all(&jobs, &Ok(nvcc), &[], None, &dir.join("work")).expect("no I/O error");
+        let e = made[1].made.as_ref().expect_err("IPT 3 is rejected");
+        assert!(e.contains("three items per thread are not supported"), "{e}");
+        assert!(e.contains("-DIPT=3"), "names the variant's defines: {e}");
+        for ok in [&made[0], &made[2]] {
+            let m = ok.made.as_ref().expect("the others build");
+            assert!(!m.bytes.is_empty());
+            let names: Vec<String> = m.entries.iter().map(|s| cxx_name(s)).collect();
+            assert!(names.contains(&"ns::k<float>".to_string()), "{names:?}");
+            assert!(names.contains(&"plain".to_string()), "{names:?}");
+        }
+        assert_ne!(made[0].key, made[2].key, "one compilation per define set");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn compilations_are_cached_by_content() {
+        let Ok(nvcc) = Nvcc::find() else {
+            return skipped("needs nvcc (the CUDA toolkit or PyPI's wheels)");
+        };
+        let dir = scratch("cache");
+        std::fs::write(
+            dir.join("src/k.cu"),
+            "extern \"C\" __global__ void k(int* x) { x[0] = IPT; }\n",
+        )
+        .expect("source");
+        let file = CudaFile::new("src/k.cu").functions(&["f"]);
+        let jobs = jobs(&dir, &file, &["1"], Output::Fatbin);
+        let cache = dir.join("cache");
+        let nvcc = Ok(nvcc);
+        let first = compile_all(&jobs, &nvcc, &[], Some(&cache), &dir.join("w")).expect("io");
+        assert!(cache.join(format!("{}.bin", first[0].key)).is_file());
+        // A cached entry is what the next build uses: nvcc is not run again.
+        std::fs::write(cache.join(format!("{}.bin", first[0].key)), b"cached").expect("write");
+        let again = compile_all(&jobs, &nvcc, &[], Some(&cache), &dir.join("w")).expect("io");
+        assert_eq!(again[0].made.as_ref().map(|m| m.bytes.clone()), Ok(b"cached".to_vec()));
+        // A changed header of the crate is another compilation.
+        let headers = [("src/h.cuh".to_string(), "#define X 1".to_string())];
+        let other = compile_all(&jobs, &nvcc, &headers, Some(&cache), &dir.join("w")).expect("io");
+        assert_ne!(other[0].key, first[0].key);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_launcher_missing_from_a_variant_s_object_fails_the_build_naming_it() {
+        let Ok(nvcc) = Nvcc::find() else {
+            return skipped("needs nvcc (the CUDA toolkit or PyPI's wheels)");
+        };
+        let dir = scratch("launchers");
+        std::fs::write(
+            dir.join("src/l.cu"),
+            "__global__ void k(int* x) { x[0] = IPT; }\n\
+             extern \"C\" int go(int* x, cudaStream_t s) { k<<<1, 1, 0, s>>>(x); \
+             return (int)cudaGetLastError(); }\n",
+        )
+        .expect("source");
+        let nvcc = Ok(nvcc);
+        let named = CudaFile::new("src/l.cu")
+            .functions(&["f"])
+            .launcher_names(&["go", "absent"]);
+        let jobs_named = jobs(&dir, &named, &["1"], Output::Object);
+        let made = compile_all(&jobs_named, &nvcc, &[], None, &dir.join("w")).expect("io");
+        let e = crate::build::launchers::library(&named, "p", &jobs_named, &made, &dir)
+            .expect_err("`absent` is not defined");
+        let text = e.to_string();
+        assert!(text.contains("launcher `absent`") && text.contains("f.ipt_1"), "{text}");
+        assert!(text.contains("its extern \"C\" functions: go"), "{text}");
+        // Found by itself, each variant's `go` is renamed, and the kernels' stubs made local.
+        let file = CudaFile::new("src/l.cu").functions(&["f"]);
+        let jobs = jobs(&dir, &file, &["1", "2"], Output::Object);
+        let made = compile_all(&jobs, &nvcc, &[], None, &dir.join("w")).expect("io");
+        let (rel, text, directives) =
+            crate::build::launchers::library(&file, "p", &jobs, &made, &dir).expect("library");
+        assert_eq!(rel, "gputune/launchers/src_l_cu.rs");
+        for o in &made {
+            let symbol = crate::build::launchers::variant_symbol("go", &o.key);
+            assert!(text.contains(&format!("#[link_name = \"{symbol}\"]")), "{text}");
+        }
+        assert!(directives.iter().any(|d| d == "rustc-link-lib=static=gputune_p_src_l_cu"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn kernel_names_are_read_back_from_their_symbols() {

@@ -226,9 +226,9 @@ mod tests {
     fn a_variant_s_launcher_is_its_own_symbol() {
         let l = Launchers::new("src/launch.cu", TABLE);
         let f = l.pointer(BASE, "scale_launch", &[]).expect("built");
-        assert_eq!(f as usize, first as usize);
+        assert_eq!(f as usize, first as *const () as usize);
         let g = l.pointer(BASE, "copy_launch", &[]).expect("built");
-        assert_eq!(g as usize, second as usize);
+        assert_eq!(g as usize, second as *const () as usize);
     }
 
     #[test]
