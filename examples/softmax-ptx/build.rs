@@ -10,7 +10,13 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let ptx = out.join("kernels.ptx");
     println!("cargo::rerun-if-changed=src/kernels.cu");
-    for var in ["NVCC", "CUDA_HOME", "CUDA_PATH", nvcc::ARCHS_ENV, nvcc::COMPUTE_CAP_ENV] {
+    for var in [
+        "NVCC",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        nvcc::ARCHS_ENV,
+        nvcc::COMPUTE_CAP_ENV,
+    ] {
         println!("cargo::rerun-if-env-changed={var}");
     }
     let arch = nvcc::archs(|v| std::env::var(v).ok())

@@ -135,15 +135,25 @@ fn table_tokens(
     let Some(file) = args.first().filter(|_| args.len() == arity) else {
         return Err(syn::Error::new_spanned(
             input,
-            format!("expected the .cu file (relative to the crate's root){}: {usage}",
-                if arity == 2 { " and the kernel's name" } else { "" }),
+            format!(
+                "expected the .cu file (relative to the crate's root){}: {usage}",
+                if arity == 2 {
+                    " and the kernel's name"
+                } else {
+                    ""
+                }
+            ),
         ));
     };
     let rel = gputune_grammar::cuda_table_file(kind, &file.value());
     // Where the build script ran, say early what is missing, not in include!'s words.
     if let Some(out) = std::env::var_os("OUT_DIR") {
         if !std::path::Path::new(&out).join(&rel).is_file() {
-            let builder = if kind == "nvcc" { "kernels" } else { "launchers" };
+            let builder = if kind == "nvcc" {
+                "kernels"
+            } else {
+                "launchers"
+            };
             return Err(syn::Error::new(
                 file.span(),
                 format!(

@@ -71,7 +71,12 @@ mod tests {
             }
             Err(e) => panic!("base's launcher: {e}"),
         }
-        let e = LAUNCH.pointer(BASE, "no_such_launcher", &[]).expect_err("unknown");
-        assert!(e.to_string().contains("no launcher `no_such_launcher`"), "{e}");
+        let e = LAUNCH
+            .pointer(BASE, "no_such_launcher", &[])
+            .expect_err("unknown");
+        assert!(
+            e.to_string().contains("no launcher `no_such_launcher`"),
+            "{e}"
+        );
     }
 }

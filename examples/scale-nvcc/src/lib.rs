@@ -47,7 +47,6 @@ pub fn scale(
 #[cfg(test)]
 mod tests {
 
-
     fn skipped(why: &str) {
         use std::io::Write;
         let test = std::thread::current().name().unwrap_or("test").to_owned();
@@ -58,10 +57,8 @@ mod tests {
     /// kernel under its name, for the architecture asked.
     #[test]
     fn the_build_compiled_base_with_nvcc_where_it_is_installed() {
-        let images: &[gputune_runtime::kernel::NvccImage] = include!(concat!(
-            env!("OUT_DIR"),
-            "/gputune/nvcc/src_scale_cu.rs"
-        ));
+        let images: &[gputune_runtime::kernel::NvccImage] =
+            include!(concat!(env!("OUT_DIR"), "/gputune/nvcc/src_scale_cu.rs"));
         let base = images
             .iter()
             .find(|i| i.function == "scale" && i.values == "4\u{1f}256")
@@ -71,7 +68,15 @@ mod tests {
         }
         assert_eq!(base.error, "", "nvcc compiled base");
         assert!(!base.image.is_empty());
-        assert!(base.entries.contains(&("scale", "scale")), "{:?}", base.entries);
-        assert!(base.options[0].starts_with("nvcc 13."), "{:?}", base.options);
+        assert!(
+            base.entries.contains(&("scale", "scale")),
+            "{:?}",
+            base.entries
+        );
+        assert!(
+            base.options[0].starts_with("nvcc 13."),
+            "{:?}",
+            base.options
+        );
     }
 }

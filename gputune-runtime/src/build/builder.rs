@@ -136,8 +136,10 @@ impl CudaFile {
             of_file.push(&untuned);
         }
         for function in &self.functions {
-            let mine: Vec<&CompiledIn> =
-                variants.iter().filter(|v| &v.function == function).collect();
+            let mine: Vec<&CompiledIn> = variants
+                .iter()
+                .filter(|v| &v.function == function)
+                .collect();
             if mine.is_empty() {
                 let mut known: Vec<&str> = variants.iter().map(|v| v.function.as_str()).collect();
                 known.dedup();
@@ -285,7 +287,9 @@ impl Builder {
         }
         if let Ok(nvcc) = &found {
             if !self.launchers.is_empty() {
-                generated.directives.extend(super::launchers::runtime_links(nvcc));
+                generated
+                    .directives
+                    .extend(super::launchers::runtime_links(nvcc));
             }
         }
         Ok(())

@@ -113,7 +113,12 @@ fn cached_or_compiled(
     cache: Option<&Path>,
     work: &Path,
 ) -> Result<Made, String> {
-    let paths = cache.map(|dir| (dir.join(format!("{key}.bin")), dir.join(format!("{key}.entries"))));
+    let paths = cache.map(|dir| {
+        (
+            dir.join(format!("{key}.bin")),
+            dir.join(format!("{key}.entries")),
+        )
+    });
     if let Some((bin, entries)) = &paths {
         if let (Ok(bytes), Ok(list)) = (std::fs::read(bin), std::fs::read_to_string(entries)) {
             return Ok(Made {
@@ -191,7 +196,10 @@ pub fn kernel_table(
                     .map(|s| format!("({}, {})", lit(&cxx_name(s)), lit(s)))
                     .collect();
                 (
-                    format!("::core::include_bytes!({})", lit(&path.display().to_string())),
+                    format!(
+                        "::core::include_bytes!({})",
+                        lit(&path.display().to_string())
+                    ),
                     String::new(),
                     entries,
                 )
@@ -244,7 +252,8 @@ mod tests {
 
     /// A scratch directory of this test process.
     fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("gputune-images-{}-{name}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("gputune-images-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("src")).expect("scratch directory");
         dir
@@ -300,7 +309,10 @@ mod tests {
         let made =
             compile_all(&jobs, &Ok(nvcc), &[], None, &dir.join("work")).expect("no I/O error");
         let e = made[1].made.as_ref().expect_err("IPT 3 is rejected");
-        assert!(e.contains("three items per thread are not supported"), "{e}");
+        assert!(
+            e.contains("three items per thread are not supported"),
+            "{e}"
+        );
         assert!(e.contains("-DIPT=3"), "names the variant's defines: {e}");
         for ok in [&made[0], &made[2]] {
             let m = ok.made.as_ref().expect("the others build");
@@ -333,7 +345,10 @@ mod tests {
         // A cached entry is what the next build uses: nvcc is not run again.
         std::fs::write(cache.join(format!("{}.bin", first[0].key)), b"cached").expect("write");
         let again = compile_all(&jobs, &nvcc, &[], Some(&cache), &dir.join("w")).expect("io");
-        assert_eq!(again[0].made.as_ref().map(|m| m.bytes.clone()), Ok(b"cached".to_vec()));
+        assert_eq!(
+            again[0].made.as_ref().map(|m| m.bytes.clone()),
+            Ok(b"cached".to_vec())
+        );
         // A changed header of the crate is another compilation.
         let headers = [("src/h.cuh".to_string(), "#define X 1".to_string())];
         let other = compile_all(&jobs, &nvcc, &headers, Some(&cache), &dir.join("w")).expect("io");
@@ -363,7 +378,10 @@ mod tests {
         let e = crate::build::launchers::library(&named, "p", &jobs_named, &made, &dir)
             .expect_err("`absent` is not defined");
         let text = e.to_string();
-        assert!(text.contains("launcher `absent`") && text.contains("f.ipt_1"), "{text}");
+        assert!(
+            text.contains("launcher `absent`") && text.contains("f.ipt_1"),
+            "{text}"
+        );
         assert!(text.contains("its extern \"C\" functions: go"), "{text}");
         // Found by itself, each variant's `go` is renamed, and the kernels' stubs made local.
         let file = CudaFile::new("src/l.cu").functions(&["f"]);
@@ -374,9 +392,14 @@ mod tests {
         assert_eq!(rel, "gputune/launchers/src_l_cu.rs");
         for o in &made {
             let symbol = crate::build::launchers::variant_symbol("go", &o.key);
-            assert!(text.contains(&format!("#[link_name = \"{symbol}\"]")), "{text}");
+            assert!(
+                text.contains(&format!("#[link_name = \"{symbol}\"]")),
+                "{text}"
+            );
         }
-        assert!(directives.iter().any(|d| d == "rustc-link-lib=static=gputune_p_src_l_cu"));
+        assert!(directives
+            .iter()
+            .any(|d| d == "rustc-link-lib=static=gputune_p_src_l_cu"));
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -203,7 +203,10 @@ fn rename_launchers(
     }
     let mut command = Command::new(binutil("OBJCOPY", "objcopy"));
     for name in &launchers {
-        command.arg(format!("--redefine-sym={name}={}", variant_symbol(name, key)));
+        command.arg(format!(
+            "--redefine-sym={name}={}",
+            variant_symbol(name, key)
+        ));
     }
     // Weak symbols (inline functions, templates) stay as they are: the linker keeps one
     // copy. Strong ones would clash between variants.

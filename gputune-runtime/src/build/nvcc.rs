@@ -90,7 +90,10 @@ pub fn candidates(var: impl Fn(&str) -> Option<OsString>) -> Vec<(String, PathBu
     }
     for name in ROOT_VARS {
         if let Some(root) = var(name).filter(|v| !v.is_empty()) {
-            out.push((name.to_string(), PathBuf::from(root).join("bin").join("nvcc")));
+            out.push((
+                name.to_string(),
+                PathBuf::from(root).join("bin").join("nvcc"),
+            ));
         }
     }
     if let Some(path) = var("PATH") {
@@ -148,7 +151,8 @@ impl Nvcc {
         if !out.status.success() {
             return Err(broken(String::from_utf8_lossy(&out.stderr).into_owned()));
         }
-        let version = parse_version(&text).ok_or_else(|| broken(format!("no version in {text:?}")))?;
+        let version =
+            parse_version(&text).ok_or_else(|| broken(format!("no version in {text:?}")))?;
         let root = path
             .parent()
             .and_then(Path::parent)
@@ -219,7 +223,10 @@ pub fn gencode(archs: &[u32]) -> Vec<String> {
             } else {
                 format!("sm_{a}")
             };
-            ["-gencode".to_string(), format!("arch=compute_{a},code={code}")]
+            [
+                "-gencode".to_string(),
+                format!("arch=compute_{a},code={code}"),
+            ]
         })
         .collect()
 }

@@ -145,7 +145,12 @@ impl Launchers {
 /// [`Error::Compile`], a sticky error is [`Error::DeviceLost`], anything else
 /// [`Error::Device`].
 pub fn launch_status(code: i32) -> Result<()> {
-    let message = || format!("the launcher returned cudaError {code} ({})", error_name(code));
+    let message = || {
+        format!(
+            "the launcher returned cudaError {code} ({})",
+            error_name(code)
+        )
+    };
     match code {
         0 => Ok(()),
         // cudaErrorInvalidConfiguration, cudaErrorLaunchOutOfResources,
@@ -234,9 +239,13 @@ mod tests {
     #[test]
     fn a_rejected_missing_or_unknown_launcher_is_a_build_failure_that_says_which() {
         let l = Launchers::new("src/launch.cu", TABLE);
-        let e = l.pointer(FAILED, "scale_launch", &[]).expect_err("rejected");
+        let e = l
+            .pointer(FAILED, "scale_launch", &[])
+            .expect_err("rejected");
         assert!(matches!(&e, Error::Compile(m) if m.contains("expected a `;`")));
-        let e = l.pointer(MISSING, "scale_launch", &[]).expect_err("not built");
+        let e = l
+            .pointer(MISSING, "scale_launch", &[])
+            .expect_err("not built");
         assert!(matches!(&e, Error::Compile(m) if m.contains("(16,64)") && m.contains("build.rs")));
         let e = l.pointer(BASE, "nope", &[]).expect_err("no such launcher");
         assert!(

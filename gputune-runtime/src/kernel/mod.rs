@@ -254,7 +254,7 @@ impl Kernel {
     /// The kernel `name` (as C++ writes it: `scale`, `ns::scale<float>`, or its symbol) of
     /// the images nvcc compiled at build time, one per variant: what
     /// `gputune_macros::nvcc_kernel!("src/scale.cu", "scale")` declares over the table the
-    /// build helper wrote (`Builder::nvcc` in build.rs). The variant's image is loaded once
+    /// build helper wrote (`Builder::kernels` in build.rs). The variant's image is loaded once
     /// per process and context; nothing compiles on the GPU host.
     pub const fn nvcc(images: &'static [NvccImage], name: &'static str) -> Kernel {
         let mut kernel = Kernel::new("", name);

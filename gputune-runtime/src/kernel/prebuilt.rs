@@ -1,6 +1,6 @@
 //! Kernels someone else compiled: a module the application ships (PTX text such as
 //! `candle_kernels::REDUCE`, or a cubin's or fatbin's bytes), and the images nvcc made at
-//! build time, one per variant ([`crate::build`]'s `Builder::nvcc`). Nothing is compiled on
+//! build time, one per variant (`gputune_runtime::build::Builder::kernels`). Nothing is compiled on
 //! the GPU host: the module is loaded once per process and context, and the tuning
 //! parameters of a shipped module change only the launch.
 
@@ -82,9 +82,7 @@ impl Prebuilt {
             Prebuilt::Image(bytes) => {
                 let module = load_static(context, bytes, false)?;
                 let function = module.load_function(name).map_err(|e| {
-                    Error::Compile(format!(
-                        "kernel `{name}` is not in the shipped image ({e})"
-                    ))
+                    Error::Compile(format!("kernel `{name}` is not in the shipped image ({e})"))
                 })?;
                 Ok(Loaded {
                     function,
@@ -159,7 +157,7 @@ pub(super) fn find_image(
             Error::Compile(format!(
                 "nvcc built no image of {function} with values {:?} and defines {extra:?} ({} \
                  images of it, define sets {}): list the function and the define set in \
-                 build.rs (`Builder::nvcc(…).functions(…).instance(…)`)",
+                 build.rs (`Builder::kernels(CudaFile::new(…).functions(…).instance(…))`)",
                 tuned.values().replace(crate::tuned::VALUE_SEPARATOR, ","),
                 table
                     .iter()
@@ -193,7 +191,10 @@ pub fn runs_on(archs: &str, cc: i32) -> bool {
     archs.split(',').any(|a| {
         if let Some(sm) = a.strip_prefix("sm_").and_then(|v| v.parse::<i32>().ok()) {
             sm / 10 == cc / 10 && sm % 10 <= cc % 10
-        } else if let Some(ptx) = a.strip_prefix("compute_").and_then(|v| v.parse::<i32>().ok()) {
+        } else if let Some(ptx) = a
+            .strip_prefix("compute_")
+            .and_then(|v| v.parse::<i32>().ok())
+        {
             ptx <= cc
         } else {
             false

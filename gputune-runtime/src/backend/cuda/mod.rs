@@ -51,8 +51,8 @@ pub use program::{Program, DEFAULT_STD};
 pub use timing::{CudaBackend, DEFAULT_BLOCKING_TIMEOUT};
 
 pub(crate) use device::current_device;
-pub(crate) use errors::describe;
 pub(crate) use device::device_cc;
+pub(crate) use errors::describe;
 pub(crate) use module::{load_module, load_static};
 pub(crate) use precompile::compile_threads;
 // verify's tests compile its kernels without loading them.

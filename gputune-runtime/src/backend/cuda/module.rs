@@ -145,7 +145,11 @@ pub(crate) fn load_static(
 ) -> Result<Arc<CudaModule>> {
     type Modules = Mutex<HashMap<(usize, usize, usize), Arc<CudaModule>>>;
     static MODULES: OnceLock<Modules> = OnceLock::new();
-    let id = (context.cu_ctx() as usize, code.as_ptr() as usize, code.len());
+    let id = (
+        context.cu_ctx() as usize,
+        code.as_ptr() as usize,
+        code.len(),
+    );
     let modules = MODULES.get_or_init(Modules::default);
     if let Some(m) = modules.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
         return Ok(m.clone());
@@ -158,7 +162,11 @@ pub(crate) fn load_static(
         if text.trim().is_empty() || text.contains('\0') {
             return Err(crate::error::Error::Compile(format!(
                 "the shipped PTX is {}: nothing to load",
-                if text.contains('\0') { "cut by a NUL byte" } else { "empty" }
+                if text.contains('\0') {
+                    "cut by a NUL byte"
+                } else {
+                    "empty"
+                }
             )));
         }
         Ptx::from_src(text.to_string())
