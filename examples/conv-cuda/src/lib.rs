@@ -146,14 +146,7 @@ pub fn output_at(input: &[f32], filter: &[f32], w: usize, xy: (usize, usize)) ->
 mod tests {
     use super::*;
 
-    /// Says on stderr, past libtest's capture (so it shows without `--nocapture` too), that the
-    /// running test checked nothing on this machine: a pass that returned early must not read as
-    /// a check that passed.
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
+    use gputune_runtime::skipped;
 
     #[test]
     fn the_data_is_the_formula_and_the_reference_needs_no_input_in_memory() {

@@ -33,11 +33,7 @@ fn space() -> Vec<String> {
         .collect()
 }
 
-fn skipped(why: &str) {
-    use std::io::Write;
-    let test = std::thread::current().name().unwrap_or("test").to_owned();
-    let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-}
+use gputune_runtime::skipped;
 
 /// A point's compiled kernel, its block `(x, y)` and its outputs per thread `(x, y)`.
 type Point = (CudaFunction, (u32, u32), (u32, u32));

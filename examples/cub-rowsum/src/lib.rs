@@ -127,11 +127,7 @@ pub fn host_row_sum(row: &[f32]) -> f32 {
 mod tests {
     use super::*;
 
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
+    use gputune_runtime::skipped;
 
     /// Every label of the space, from the build script's manifest.
     fn labels() -> Vec<String> {

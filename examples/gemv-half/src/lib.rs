@@ -123,11 +123,7 @@ pub fn eighths(
 mod tests {
     use super::*;
 
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
+    use gputune_runtime::skipped;
 
     /// Every label of the space, from the build script's manifest.
     fn labels() -> Vec<String> {

@@ -256,15 +256,8 @@ mod tests {
         }
     }
 
-    /// Says on stderr, past libtest's capture (so it shows without `--nocapture` too), that the
-    /// running test checked nothing on this machine: a pass that returned early must not read as
-    /// a check that passed.
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
     use super::*;
+    use gputune_runtime::skipped;
     use gputune_runtime::tuned::Variant;
 
     /// The build script's manifest of this crate's tuned functions.

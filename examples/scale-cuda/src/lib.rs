@@ -176,14 +176,7 @@ pub fn check_input<T: Element>(x: &CudaSlice<T>, factor: f32) -> Result<(), Stri
 mod tests {
     use super::*;
 
-    /// Says on stderr, past libtest's capture (so it shows without `--nocapture` too), that the
-    /// running test checked nothing on this machine: a pass that returned early must not read as
-    /// a check that passed.
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
+    use gputune_runtime::skipped;
 
     #[test]
     fn the_input_and_the_answer_are_exact_halves_of_small_integers() {

@@ -48,11 +48,7 @@ pub fn scale_cxx(
 mod tests {
     use super::*;
 
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
+    use gputune_runtime::skipped;
 
     const BASE: gputune_runtime::tuned::Tuned = gputune_runtime::tuned::Tuned::new(
         "scale_cxx",

@@ -47,11 +47,7 @@ pub fn scale(
 #[cfg(test)]
 mod tests {
 
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
+    use gputune_runtime::skipped;
 
     /// The build compiled base with nvcc (where nvcc is installed): its image holds the
     /// kernel under its name, for the architecture asked.

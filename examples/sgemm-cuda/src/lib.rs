@@ -124,11 +124,7 @@ pub fn column(m: &[u32], n: usize, col: usize) -> Vec<u32> {
 mod tests {
     use super::*;
 
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
+    use gputune_runtime::skipped;
 
     /// The host's product of the eighths of `a` and `b`, in `f32`, in the kernel's order of
     /// the additions (along k): what `exact_at` must equal when the sums are exact.

@@ -266,11 +266,7 @@ mod tests {
 
     use super::*;
 
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
+    use gputune_runtime::skipped;
 
     #[test]
     fn the_checked_product_is_the_host_s_and_catches_a_wrong_element() {

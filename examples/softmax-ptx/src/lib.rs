@@ -49,11 +49,7 @@ pub fn softmax_rows(
 mod tests {
     use super::*;
 
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
+    use gputune_runtime::skipped;
 
     #[test]
     fn the_shipped_module_holds_the_kernel_where_nvcc_built_it() {

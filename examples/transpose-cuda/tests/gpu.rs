@@ -84,14 +84,7 @@ fn transpose_at<T: Element>(
     Ok(())
 }
 
-/// Says on stderr, past libtest's capture (so it shows without `--nocapture` too), that the
-/// running test checked nothing on this machine: a pass that returned early must not read as a
-/// check that passed.
-fn skipped(why: &str) {
-    use std::io::Write;
-    let test = std::thread::current().name().unwrap_or("test").to_owned();
-    let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-}
+use gputune_runtime::skipped;
 
 /// The device and NVRTC, or why the test cannot run here.
 fn device() -> Result<CudaBackend, String> {

@@ -243,12 +243,7 @@ mod tests {
     use super::*;
     use crate::build::nvcc::Output;
 
-    /// Says on stderr, past libtest's capture, that the running test checked nothing here.
-    fn skipped(why: &str) {
-        use std::io::Write;
-        let test = std::thread::current().name().unwrap_or("test").to_owned();
-        let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
-    }
+    use crate::skipped;
 
     /// A scratch directory of this test process.
     fn scratch(name: &str) -> std::path::PathBuf {

@@ -1,0 +1,160 @@
+//! Benches of candle's rmsnorm, layernorm and softmax as candle ships them, at the shapes a
+//! Llama-3-8B run launches them with (hidden size 4096, 32 heads, vocabulary 128,256; one
+//! token while decoding, 512 while prefilling) and a BERT-base layer norm (768):
+//! `cargo gputune search --manifest-path examples/candle-ops/Cargo.toml`.
+//!
+//! Every variant is checked against candle's own launch of the same kernel on the same inputs
+//! (computed once per workload and process), within the type's tolerance, before it is timed.
+
+use gputune_example_candle_ops::{
+    close, input_value, layernorm, layernorm_with, rmsnorm, rmsnorm_with, softmax, softmax_with,
+    Dtype, Shape, BF16, F16, F32,
+};
+use gputune_runtime::cudarc::driver::{CudaSlice, CudaStream};
+use gputune_runtime::device::BackendKind;
+use gputune_runtime::tuned::Tuned;
+use gputune_runtime::{type_instances, Bench, BenchResult, BoxError, State};
+use std::sync::Arc;
+
+/// A device buffer of `n` values of stream `seed`, scaled by `scale`, as `T`.
+fn input<T: Dtype>(
+    stream: &Arc<CudaStream>,
+    n: usize,
+    seed: u64,
+    scale: f32,
+) -> Result<CudaSlice<T::Storage>, BoxError> {
+    let host: Vec<T::Storage> = (0..n as u64)
+        .map(|i| T::from_f32(scale * input_value(seed, i)))
+        .collect();
+    Ok(stream.clone_htod(&host)?)
+}
+
+/// The buffer's values as `f32`.
+fn values<T: Dtype>(
+    stream: &Arc<CudaStream>,
+    buffer: &CudaSlice<T::Storage>,
+) -> Result<Vec<f32>, String> {
+    let host = stream.clone_dtoh(buffer).map_err(|e| e.to_string())?;
+    Ok(host.into_iter().map(T::to_f32).collect())
+}
+
+/// The workload's rows and columns, and what one call moves.
+fn shape<T: Dtype>(state: &mut State<'_>) -> Result<(usize, usize), BoxError> {
+    let rows = usize::try_from(state.get_int64("Rows{io}")?)?;
+    let cols = usize::try_from(state.get_int64("Cols{io}")?)?;
+    let n = (rows * cols) as u64;
+    let bytes = std::mem::size_of::<T::Storage>() as u64;
+    state.add_element_count(n);
+    state.add_global_memory_reads::<u8>(n * bytes);
+    state.add_global_memory_writes::<u8>(n * bytes);
+    Ok((rows, cols))
+}
+
+/// Checks the variant against `reference` (candle's launch), then measures it.
+fn verified<T: Dtype>(
+    state: &mut State<'_>,
+    dst: &mut CudaSlice<T::Storage>,
+    reference: &[f32],
+    mut run: impl FnMut(&Arc<CudaStream>, &mut CudaSlice<T::Storage>) -> BenchResult,
+) -> BenchResult {
+    let stream = state.cuda()?.stream.clone();
+    state.verify_with(
+        dst,
+        |dst| run(&stream, dst),
+        |dst| close(&values::<T>(&stream, dst)?, reference, T::TOLERANCE),
+    )?;
+    state.exec(|launch| run(launch.stream()?, dst));
+    Ok(())
+}
+
+fn bench_rmsnorm<T: Dtype>(state: &mut State<'_>) -> BenchResult {
+    let (rows, cols) = shape::<T>(state)?;
+    state.with_setup(
+        |state| {
+            let stream = &state.cuda()?.stream;
+            let x = input::<T>(stream, rows * cols, 1, 1.0)?;
+            let alpha = input::<T>(stream, cols, 2, 0.5)?;
+            let mut dst = stream.alloc_zeros::<T::Storage>(rows * cols)?;
+            let candle = Shape::CANDLE_NORM;
+            let kernel = &T::kernels()[0];
+            rmsnorm_with::<T>(kernel, Tuned::UNTUNED, candle, stream, (&x, &alpha), &mut dst, (rows, cols))?;
+            let reference = values::<T>(stream, &dst)?;
+            Ok::<_, BoxError>((x, alpha, dst, reference))
+        },
+        |state, (x, alpha, dst, reference)| {
+            verified::<T>(state, dst, reference, |stream, dst| {
+                rmsnorm::<T>(stream, (x, alpha), dst, (rows, cols))
+            })
+        },
+    )?
+}
+
+fn bench_layernorm<T: Dtype>(state: &mut State<'_>) -> BenchResult {
+    let (rows, cols) = shape::<T>(state)?;
+    state.with_setup(
+        |state| {
+            let stream = &state.cuda()?.stream;
+            let x = input::<T>(stream, rows * cols, 3, 1.0)?;
+            let alpha = input::<T>(stream, cols, 4, 0.5)?;
+            let beta = input::<T>(stream, cols, 5, 0.25)?;
+            let mut dst = stream.alloc_zeros::<T::Storage>(rows * cols)?;
+            let candle = Shape::CANDLE_NORM;
+            let kernel = &T::kernels()[1];
+            let inputs = (&x, &alpha, &beta);
+            layernorm_with::<T>(kernel, Tuned::UNTUNED, candle, stream, inputs, &mut dst, (rows, cols))?;
+            let reference = values::<T>(stream, &dst)?;
+            Ok::<_, BoxError>((x, alpha, beta, dst, reference))
+        },
+        |state, (x, alpha, beta, dst, reference)| {
+            verified::<T>(state, dst, reference, |stream, dst| {
+                layernorm::<T>(stream, (x, alpha, beta), dst, (rows, cols))
+            })
+        },
+    )?
+}
+
+fn bench_softmax<T: Dtype>(state: &mut State<'_>) -> BenchResult {
+    let (rows, cols) = shape::<T>(state)?;
+    state.with_setup(
+        |state| {
+            let stream = &state.cuda()?.stream;
+            // Attention scores and logits: spread enough that the maximum matters.
+            let x = input::<T>(stream, rows * cols, 6, 4.0)?;
+            let mut dst = stream.alloc_zeros::<T::Storage>(rows * cols)?;
+            let candle = Shape::CANDLE_SOFTMAX;
+            let kernel = &T::kernels()[2];
+            softmax_with::<T>(kernel, Tuned::UNTUNED, candle, stream, &x, &mut dst, (rows, cols))?;
+            let reference = values::<T>(stream, &dst)?;
+            Ok::<_, BoxError>((x, dst, reference))
+        },
+        |state, (x, dst, reference)| {
+            verified::<T>(state, dst, reference, |stream, dst| {
+                softmax::<T>(stream, x, dst, (rows, cols))
+            })
+        },
+    )?
+}
+
+fn main() {
+    gputune_runtime::main(vec![
+        // Llama-3-8B's RMS norms: one token (decode) and a 512-token prompt (prefill).
+        Bench::with_types("rmsnorm", &["T{ct}"], type_instances!(bench_rmsnorm; [F32, BF16, F16]))
+            .tunes("rmsnorm")
+            .add_int64_axis("Rows{io}", [1, 512])
+            .add_int64_axis("Cols{io}", [4096])
+            .backend(BackendKind::Cuda),
+        // BERT-base's (768) and a 4096-wide layer norm.
+        Bench::with_types("layernorm", &["T{ct}"], type_instances!(bench_layernorm; [F32, BF16, F16]))
+            .tunes("layernorm")
+            .add_int64_axis("Rows{io}", [1, 512])
+            .add_int64_axis("Cols{io}", [768, 4096])
+            .backend(BackendKind::Cuda),
+        // Attention rows (32 heads × 1 query while decoding, × 64 queries) over 512 and 4096
+        // keys, and the sampler's softmax over the vocabulary.
+        Bench::with_types("softmax", &["T{ct}"], type_instances!(bench_softmax; [F32, BF16, F16]))
+            .tunes("softmax")
+            .add_int64_axis("Rows{io}", [1, 32, 2048])
+            .add_int64_axis("Cols{io}", [512, 4096, 128256])
+            .backend(BackendKind::Cuda),
+    ]);
+}
