@@ -4,7 +4,8 @@
 //! Discovery follows the conventions of candle's `cudaforge` and of CMake: `NVCC` (the
 //! binary), then `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT` and `CUDA_TOOLKIT_ROOT_DIR` (a toolkit
 //! root holding `bin/nvcc`), then `PATH`, then `/usr/local/cuda` and `/opt/cuda`. PyPI's wheels
-//! unpacked into `ROOT` are a toolkit root at `ROOT/nvidia/cu13`.
+//! unpacked into `ROOT` are a toolkit root at `ROOT/nvidia/cu13`; installed with pip, they are
+//! found in python3's site-packages.
 //!
 //! A build host has no GPU, so the architectures come from the environment:
 //! [`ARCHS_ENV`] (`90,80` or `sm_90`), else candle's `CUDA_COMPUTE_CAP`, else `sm_90`. Each
@@ -131,10 +132,24 @@ pub fn find_in(
 }
 
 impl Nvcc {
-    /// nvcc as the environment names it, checked to run.
+    /// nvcc as the environment names it, checked to run; else the one `pip install
+    /// nvidia-cuda-nvcc` put in Python's site-packages ([`pypi_nvcc`]).
     pub fn find() -> Result<Nvcc, NvccError> {
-        let path = find_in(|v| std::env::var_os(v), Path::is_file)?;
-        Nvcc::at(path)
+        match find_in(|v| std::env::var_os(v), Path::is_file) {
+            Ok(path) => Nvcc::at(path),
+            Err(NvccError::NotFound { mut searched }) => {
+                let site = python_site_packages();
+                match site.as_deref().map(pypi_nvcc) {
+                    Some(path) if path.is_file() => Nvcc::at(path),
+                    Some(path) => {
+                        searched.push(format!("{} (python3's site-packages)", path.display()));
+                        Err(NvccError::NotFound { searched })
+                    }
+                    None => Err(NvccError::NotFound { searched }),
+                }
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The nvcc at `path`, checked to run (`--version`).
@@ -171,6 +186,21 @@ impl Nvcc {
             .map(|d| self.root.join(d))
             .find(|d| d.join("libcudart_static.a").is_file())
     }
+}
+
+/// Where `pip install nvidia-cuda-nvcc` puts nvcc under a site-packages directory.
+pub fn pypi_nvcc(site_packages: &Path) -> PathBuf {
+    site_packages.join("nvidia").join("cu13").join("bin").join("nvcc")
+}
+
+/// python3's site-packages (`purelib`), where Python is installed.
+fn python_site_packages() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !text.is_empty()).then(|| PathBuf::from(text))
 }
 
 /// `13.0.88` from `nvcc --version`'s `Cuda compilation tools, release 13.0, V13.0.88`.
@@ -457,6 +487,8 @@ mod tests {
             Path::is_file,
         );
         assert_eq!(found, Ok(cu13.join("bin").join("nvcc")));
+        // As pip installs the wheel: nvidia/cu13 under site-packages.
+        assert_eq!(pypi_nvcc(&pypi), cu13.join("bin").join("nvcc"));
         for dir in [home, path, pypi] {
             let _ = std::fs::remove_dir_all(dir);
         }
