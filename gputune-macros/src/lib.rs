@@ -240,6 +240,7 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let name = function.sig.ident.to_string();
     let params = params_const(&function, &spec);
+    let capture = capture_call(&function, &spec);
     let body = &function.block;
     // The helper writes its dispatches to `OUT_DIR/gputune/`; a crate whose build script does
     // not call it (or a crate built without one) gets the base values. gputune-runtime's own
@@ -296,11 +297,40 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
                     ($__gputune_d:tt; $($__gputune_c:item)*) => {{ $($__gputune_c)* #body }};
                 }
                 #size
+                #capture
                 include!(concat!(env!("OUT_DIR"), #path))
             })
         }
     };
     quote!(#function #params).into()
+}
+
+/// With `GPUTUNE_CAPTURE` set, the call's workload noted: each generic type parameter's type
+/// and each `size(…)` axis's value (read into `__gputune_size` just before).
+fn capture_call(function: &syn::ItemFn, spec: &TuneSpec) -> proc_macro2::TokenStream {
+    let name = function.sig.ident.to_string();
+    let name = name.trim_start_matches("r#");
+    let idents: Vec<&syn::Ident> = function
+        .sig
+        .generics
+        .type_params()
+        .map(|t| &t.ident)
+        .collect();
+    let names = idents.iter().map(|i| i.to_string());
+    let sizes = spec.size.iter().map(|s| {
+        let axis = &s.axis;
+        quote!((#axis, __gputune_size))
+    });
+    quote! {
+        if ::gputune_runtime::capture::enabled() {
+            ::gputune_runtime::capture::note(
+                ::core::env!("CARGO_PKG_NAME"),
+                #name,
+                &[#((#names, ::core::any::type_name::<#idents>())),*],
+                &[#(#sizes),*],
+            );
+        }
+    }
 }
 
 /// `NAME_PARAMS`: the parameters' names and base values as data, next to the function.

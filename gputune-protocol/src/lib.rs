@@ -9,6 +9,7 @@
 //! wire and in the store.
 
 pub mod axis_spec;
+pub mod capture;
 pub mod documents;
 pub mod exit;
 pub mod flags;

@@ -250,6 +250,7 @@ pub mod backend;
 pub mod bench;
 #[cfg(feature = "build")]
 pub mod build;
+pub mod capture;
 pub mod cli;
 pub mod criterion;
 pub mod device;

@@ -4,6 +4,9 @@
 //! still build; and a real CPU search whose best variant changes with the size is applied
 //! per size, from two device models, and dispatched per size.
 //!
+//! An application's calls captured (`GPUTUNE_CAPTURE`) are searched on exactly their sizes
+//! (`search --captured`), one of them a size the bench does not declare.
+//!
 //! The tests write the fixture's `gputune.toml` (ignored by git), so they hold one lock.
 
 use std::path::{Path, PathBuf};
@@ -381,4 +384,97 @@ fn a_search_over_sizes_is_applied_per_size_from_two_models_and_dispatched_per_si
     );
     write_toml("version = 2\n");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn captured_calls_are_searched_on_exactly_their_sizes() {
+    let _guard = lock();
+    let (probe_bin, _) = build_probe(&write_toml("version = 2\n")).expect("production build");
+    let dir = temp_dir("captured");
+    let captures = dir.join("captures");
+    // The application: `work` at two sizes (one of them twice; 50 000 is not a size the bench
+    // declares), `pick` once.
+    let out = Command::new(&probe_bin)
+        .args(["work:50000", "work:320000", "work:50000", "7"])
+        .env("GPUTUNE_CAPTURE", &captures)
+        .output()
+        .expect("the probe runs");
+    assert!(out.status.success(), "{}", text(&out));
+    let read = gputune_protocol::capture::read_dir(&captures).expect("captures written");
+    let work = read
+        .iter()
+        .find(|c| c.function == "work")
+        .expect("work captured");
+    let sizes: Vec<(u64, u64)> = work
+        .workloads
+        .iter()
+        .map(|w| (w.sizes[0].1, w.count))
+        .collect();
+    assert_eq!(sizes, [(50_000, 2), (320_000, 1)]);
+    assert!(read.iter().any(|c| c.function == "pick"));
+
+    let db = dir.join("gputune.db");
+    let bin = cargo_gputune();
+    let captured = captures.to_str().expect("utf-8");
+    let out = gputune(
+        &bin,
+        PACKAGE,
+        &db,
+        &[
+            "search",
+            "--captured",
+            captured,
+            "--",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "5",
+            "--no-batch",
+        ],
+    );
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("Elements=[50000,320000]"), "{said}");
+    assert!(said.contains("no bench tunes `pick`"), "{said}");
+    let report = gputune(
+        &bin,
+        PACKAGE,
+        &db,
+        &["report", "--format", "json", "--top", "10"],
+    );
+    assert!(report.status.success(), "{}", text(&report));
+    let doc = String::from_utf8_lossy(&report.stdout).to_string();
+    let mut seen: Vec<&str> = doc
+        .match_indices("Elements=")
+        .map(|(i, _)| {
+            let rest = &doc[i + "Elements=".len()..];
+            &rest[..rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len())]
+        })
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(
+        seen,
+        ["320000", "50000"],
+        "exactly the captured sizes were measured"
+    );
+
+    let out = gputune(
+        &bin,
+        PACKAGE,
+        &db,
+        &[
+            "search",
+            "--captured",
+            dir.join("none").to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a missing directory is a usage error: {}",
+        text(&out)
+    );
 }

@@ -308,6 +308,10 @@ pub struct SearchArgs {
     /// Narrow an axis, as bench binaries take it (`T{ct}=f32`, `Elements{io}[pow2]=[20,24]`).
     #[arg(short = 'a', long = "axis", value_name = "SPEC")]
     pub axes: Vec<String>,
+    /// Search each tuned function an application was captured calling
+    /// (`GPUTUNE_CAPTURE=DIR`), on exactly the types and sizes it called it with.
+    #[arg(long, value_name = "DIR", conflicts_with = "devices")]
+    pub captured: Option<PathBuf>,
     /// The search strategy.
     #[arg(long, value_enum, default_value_t = StrategyKind::Exhaustive)]
     pub strategy: StrategyKind,
@@ -683,6 +687,7 @@ impl From<&SearchArgs> for crate::measure::search::Settings {
             json: s.json,
             devices: s.devices.clone(),
             bench_args: s.bench_args.clone(),
+            free_axes: Vec::new(),
         }
     }
 }

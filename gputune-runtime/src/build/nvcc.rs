@@ -190,13 +190,20 @@ impl Nvcc {
 
 /// Where `pip install nvidia-cuda-nvcc` puts nvcc under a site-packages directory.
 pub fn pypi_nvcc(site_packages: &Path) -> PathBuf {
-    site_packages.join("nvidia").join("cu13").join("bin").join("nvcc")
+    site_packages
+        .join("nvidia")
+        .join("cu13")
+        .join("bin")
+        .join("nvcc")
 }
 
 /// python3's site-packages (`purelib`), where Python is installed.
 fn python_site_packages() -> Option<PathBuf> {
     let out = Command::new("python3")
-        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
         .output()
         .ok()?;
     let text = String::from_utf8_lossy(&out.stdout).trim().to_string();

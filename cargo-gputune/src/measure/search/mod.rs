@@ -8,8 +8,11 @@
 //! one bench process per compile-time workload (`crate::measure::runs`). Keys already in the store
 //! are not built or run again.
 
+mod captured;
 mod cargo_build;
 pub mod pipeline;
+
+pub use captured::{searches as captured_searches, CapturedSearch};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -35,6 +38,9 @@ use crate::measure::runs::{
 };
 use crate::results::store::Store;
 use crate::strategy::{Params, Strategy, StrategyKind};
+
+/// How the error of a search that found no bench to search begins.
+pub const NOTHING_TO_SEARCH: &str = "nothing to search";
 
 /// What a search does, as `commands` builds it from the command line (`search`).
 #[derive(Debug, Clone)]
@@ -94,6 +100,9 @@ pub struct Settings {
     pub devices: Option<String>,
     /// Arguments for the bench binaries (after `--`), e.g. `--stopping-criterion stdrel`.
     pub bench_args: Vec<String>,
+    /// Axes (plain names) whose `-a` values need not be ones the bench declares: the sizes
+    /// an application was captured calling with (`search --captured`).
+    pub free_axes: Vec<String>,
 }
 
 /// `search --pipeline`.
@@ -283,7 +292,7 @@ pub fn search(
         let filtered = protocol::list(&base_bin, &user_axes)
             .with_context(|| format!("bench target `{}`", target.bench))?;
         for (info, declared_info) in filtered.iter().zip(&declared) {
-            undeclared_values(info, declared_info)?;
+            undeclared_values(info, declared_info, &s.free_axes)?;
             let Some(function_name) = &info.tunes else {
                 continue;
             };
@@ -349,7 +358,7 @@ pub fn search(
     }
     if !searched_any {
         return Err(anyhow::Error::new(Usage(format!(
-            "nothing to search: no bench{} tunes a #[tune] function",
+            "{NOTHING_TO_SEARCH}: no bench{} tunes a #[tune] function",
             s.regex
                 .as_deref()
                 .map(|r| format!(" matching `{r}`"))
@@ -603,11 +612,15 @@ fn build_bench(
 
 /// `-a` may narrow an axis but not add values: `{io}` weights come from the declared order,
 /// and a value the bench author never declared has no place in it.
-fn undeclared_values(filtered: &BenchInfo, declared: &BenchInfo) -> Result<()> {
+fn undeclared_values(filtered: &BenchInfo, declared: &BenchInfo, free: &[String]) -> Result<()> {
     for axis in &filtered.axes {
         let Some(d) = declared.axes.iter().find(|d| d.name == axis.name) else {
             continue;
         };
+        let plain = axis.name.split(['{', '[']).next().unwrap_or(&axis.name);
+        if free.iter().any(|f| f == plain) {
+            continue;
+        }
         if let Some(v) = axis
             .values
             .iter()
@@ -623,4 +636,34 @@ fn undeclared_values(filtered: &BenchInfo, declared: &BenchInfo) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests_support {
+    /// Settings as `search` with no flags makes them.
+    pub fn settings() -> super::Settings {
+        super::Settings {
+            regex: None,
+            axes: Vec::new(),
+            strategy: crate::strategy::StrategyKind::Exhaustive,
+            seed: 0,
+            max_evals: None,
+            time_limit: None,
+            build_only: false,
+            bundle: None,
+            batch_size: 256,
+            decide: 3.0,
+            race: None,
+            no_race: false,
+            hot: false,
+            objective: crate::results::objective::Objective::Time,
+            build_limit: 10.0,
+            run_limit: 50.0,
+            pipeline: super::Pipeline::Auto,
+            json: false,
+            devices: None,
+            bench_args: Vec::new(),
+            free_axes: Vec::new(),
+        }
+    }
 }
