@@ -40,13 +40,6 @@ pub struct Captured {
     pub count: u64,
 }
 
-impl Captured {
-    /// The workload without its count: what tells two workloads apart.
-    pub fn key(&self) -> (&[(String, String)], &[(String, u64)]) {
-        (&self.types, &self.sizes)
-    }
-}
-
 /// The file a process `pid` writes for `function` of `package`: one per process, so that
 /// processes never write the same file.
 pub fn file_name(package: &str, function: &str, pid: u32) -> String {
