@@ -66,6 +66,10 @@
 #   launcher-bundle (examples/scale-launcher, C++ launchers, 20 points at 2^26) and
 #   nvrtc-bundle (examples/scale-cuda, the same kernel and space as nvcc-bundle through NVRTC).
 #   For gpu-build-paths.sh. Needs nvcc (CUDA_HOME, NVCC or PATH: docs/build-paths.md).
+# - candle: .gpu/candle/candle-bundle, examples/candle-ops (candle-kernels 0.11.1's rmsnorm,
+#   layernorm and softmax as shipped, over the launches candle hard-codes) searched whole at
+#   default settings, for gpu-candle.sh (issue 45). Its own workspace; building candle-kernels
+#   needs nvcc and CUDA_COMPUTE_CAP (90 unless set) and takes about 8 minutes on 2 cores.
 # The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune, faults, sgemm,
 # conv and large-base parts.
 set -euo pipefail
@@ -138,6 +142,12 @@ for line in sys.stdin:
         -a 'Elements{io}[pow2]=26'
       bundle .gpu/paths/nvrtc-bundle -p gputune-example-scale-cuda search \
         -a 'T{ct}=f32' -a 'Elements{io}[pow2]=26'
+      ;;
+    candle)
+      mkdir -p .gpu/candle
+      CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90} bundle .gpu/candle/candle-bundle \
+        --manifest-path examples/candle-ops/Cargo.toml search
+      rm -f .gpu/candle/candle-bundle/cargo-gputune
       ;;
     scale-sizes)
       bundle .gpu/scale-sizes-bundle -p gputune-example-scale-cuda search \

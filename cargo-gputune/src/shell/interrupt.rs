@@ -92,11 +92,21 @@ mod tests {
         // This test's own name, as libtest knows it (the module path without the crate's).
         let module = module_path!().split_once("::").map_or("", |(_, m)| m);
         let name = format!("{module}::sigint_says_what_was_kept_and_ends_by_the_signal");
-        let out = Command::new(exe)
+        let mut child = Command::new(exe);
+        child
             .args(["--exact", &name, "--nocapture"])
-            .env(CHILD, "1")
-            .output()
-            .expect("the child runs");
+            .env(CHILD, "1");
+        // A shell starts background jobs (`cargo test &`, `nohup`) with SIGINT ignored, and a
+        // child inherits that, where the handler rightly stays off: the child starts as a
+        // terminal's foreground job would, with SIGINT's default action.
+        // SAFETY: `signal` is async-signal-safe, as code between fork and exec must be.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut child, || {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let out = child.output().expect("the child runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.signal(), Some(libc::SIGINT), "{stderr}");
         assert!(
