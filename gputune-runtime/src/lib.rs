@@ -263,6 +263,8 @@ pub mod kernel;
 pub mod launch;
 mod launched;
 pub mod measure;
+#[cfg(any(feature = "cuda", feature = "build"))]
+mod mentions;
 pub mod output;
 pub mod provenance;
 #[cfg(any(feature = "cuda", feature = "build"))]

@@ -125,6 +125,24 @@ impl CudaFile {
         archs: &[u32],
         output: Output,
     ) -> Result<Vec<Job>, BuildError> {
+        // A parameter no CUDA file of the crate names only changes the launch: no define,
+        // so its values share one compilation. Options (`-I…`) may reach headers elsewhere.
+        let source_path = package_dir.join(&self.path);
+        let identifiers = if self.options.iter().any(|o| o.starts_with("-I")) {
+            None
+        } else {
+            let mut ids = std::fs::read_to_string(&source_path)
+                .map(|t| crate::mentions::identifiers(&t))
+                .unwrap_or_default();
+            for (_, text) in cuda_headers(package_dir)? {
+                ids.extend(crate::mentions::identifiers(&text));
+            }
+            Some(ids)
+        };
+        let reads = |name: &str| match &identifiers {
+            Some(ids) => ids.contains(name),
+            None => true,
+        };
         let untuned = CompiledIn {
             function: String::new(),
             label: "untuned".to_string(),
@@ -168,9 +186,15 @@ impl CudaFile {
             for extra in self.instances() {
                 let mut defines = extra.clone();
                 defines.extend(self.defines.iter().cloned());
-                defines.extend(variant.params.iter().map(|(name, const_name, value)| {
-                    (self.macro_name(name, const_name).to_string(), value.clone())
-                }));
+                defines.extend(
+                    variant
+                        .params
+                        .iter()
+                        .filter_map(|(name, const_name, value)| {
+                            let macro_name = self.macro_name(name, const_name);
+                            reads(macro_name).then(|| (macro_name.to_string(), value.clone()))
+                        }),
+                );
                 jobs.push(Job {
                     variant: variant.clone(),
                     extra,

@@ -134,6 +134,8 @@ pub struct Kernel {
     /// The program every variant starts from (source, headers, directories, fixed options),
     /// built once: variants share its source instead of copying it.
     base: OnceLock<Program>,
+    /// The identifiers of the source and its headers, read once.
+    identifiers: OnceLock<std::collections::HashSet<String>>,
     /// Compiled kernels by context, variant and extra defines; a few entries per process.
     compiled: Mutex<Vec<Entry>>,
     /// The (context, extra defines, plan) whose planned variants are compiling in the
@@ -227,6 +229,7 @@ impl Kernel {
             renames: &[],
             module_names: &[],
             base: OnceLock::new(),
+            identifiers: OnceLock::new(),
             compiled: Mutex::new(Vec::new()),
             prepared: Mutex::new(Vec::new()),
         }
@@ -389,7 +392,8 @@ impl Kernel {
         crate::backend::cuda::compiles_for(program, &defines, cc)
     }
 
-    /// The defines of one variant: `extra` first, then each parameter under its macro name.
+    /// The defines of one variant: `extra` first, then each parameter the source reads under
+    /// its macro name ([`Kernel::reads`]): a parameter only the launch uses compiles nothing.
     pub fn defines<'a>(
         &self,
         params: impl IntoIterator<Item = (&'a str, &'a str, String)>,
@@ -403,9 +407,29 @@ impl Kernel {
                 .iter()
                 .find(|(from, _)| *from == name)
                 .map_or(const_name, |(_, to)| *to);
-            out.push((macro_name, value));
+            if self.reads(name, macro_name) {
+                out.push((macro_name, value));
+            }
         }
         out
+    }
+
+    /// Whether the variant's parameter `param` reaches the compiler as the define
+    /// `macro_name`: where the source or its embedded headers name it, where it is an option
+    /// parameter, and always where include directories hold headers this handle cannot read.
+    pub fn reads(&self, param: &str, macro_name: &str) -> bool {
+        if !self.include_dirs.is_empty() || self.option_params.iter().any(|(n, _)| *n == param) {
+            return true;
+        }
+        self.identifiers
+            .get_or_init(|| {
+                let mut ids = crate::mentions::identifiers(self.source);
+                for (_, text) in self.headers {
+                    ids.extend(crate::mentions::identifiers(text));
+                }
+                ids
+            })
+            .contains(macro_name)
     }
 
     /// The defines of the variant `tuned` is.
@@ -665,6 +689,28 @@ mod tests {
         assert_eq!(Tuned::UNTUNED.entries().count(), 0);
     }
 
+    /// A source that reads both parameters of [`TUNED_8`].
+    const USES_BOTH: &str = "__global__ void scale() { int n = IPT; if (WIDE) n *= 2; }";
+
+    #[test]
+    fn a_parameter_the_source_never_names_is_no_define() {
+        // `wide` only changes the launch: every value of it is the same program.
+        let k = Kernel::new("__global__ void scale() { int n = IPT; } // WIDE", "scale");
+        assert_eq!(k.variant_defines(TUNED_8, &[]), [("IPT", "8".to_string())]);
+        assert!(!k.reads("wide", "WIDE"));
+        // In an embedded header it is read; behind include directories it may be.
+        let header = Kernel::new("#include \"w.cuh\"\n", "scale").headers(&[("w.cuh", "WIDE")]);
+        assert!(header.reads("wide", "WIDE"));
+        let dirs = Kernel::new("", "scale").include_dirs(&["/opt/lib/include"]);
+        assert!(dirs.reads("wide", "WIDE"));
+        let option = Kernel::new("", "scale")
+            .option_params(&[("wide", OptionRule::Flag("--use_fast_math"))]);
+        assert!(
+            option.reads("wide", "WIDE"),
+            "an option parameter stays a define"
+        );
+    }
+
     const TUNED_8: Tuned = Tuned::new(
         "kernel_test_fn",
         &[("ipt", "IPT", "4"), ("wide", "WIDE", "0")],
@@ -673,7 +719,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_a_define_under_its_const_name_or_its_mapping() {
-        let k = Kernel::new("", "scale");
+        let k = Kernel::new(USES_BOTH, "scale");
         assert_eq!(
             k.variant_defines(TUNED_8, &[("VALUE_T", "float")]),
             [
@@ -682,7 +728,8 @@ mod tests {
                 ("WIDE", "1".to_string())
             ]
         );
-        let renamed = Kernel::new("", "scale").rename(&[("ipt", "ITEMS_PER_THREAD")]);
+        let renamed = Kernel::new("int a = ITEMS_PER_THREAD * WIDE;", "scale")
+            .rename(&[("ipt", "ITEMS_PER_THREAD")]);
         assert_eq!(
             renamed.variant_defines(TUNED_8, &[]),
             [
@@ -711,7 +758,7 @@ mod tests {
             "kernel_test_fn",
             &["ipt_2.wide_true", "kernel_test_fn.ipt_16.wide_false"],
         );
-        let k = Kernel::new("", "scale");
+        let k = Kernel::new(USES_BOTH, "scale");
         let sets = k
             .planned_defines(TUNED_8, &[])
             .expect("labels of the space");
