@@ -147,7 +147,6 @@ for line in sys.stdin:
       mkdir -p .gpu/candle
       CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90} bundle .gpu/candle/candle-bundle \
         --manifest-path examples/candle-ops/Cargo.toml search
-      rm -f .gpu/candle/candle-bundle/cargo-gputune
       ;;
     scale-sizes)
       bundle .gpu/scale-sizes-bundle -p gputune-example-scale-cuda search \

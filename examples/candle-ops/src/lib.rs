@@ -1,4 +1,4 @@
-//! candle's row-wise kernels tuned as candle ships them: `candle_kernels::REDUCE` is the PTX
+//! candle's row-wise kernels tuned as candle ships them: `candle_kernels::REDUCE` holds the PTX
 //! that candle-kernels 0.11.1's build script makes with nvcc, and each `#[tune]` function here
 //! launches one of its kernels the way candle-nn 0.11.1's `ops.rs` does, with the launch values
 //! candle hard-codes as base:
@@ -22,12 +22,20 @@ use gputune_runtime::cudarc::driver::{
     CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 use gputune_runtime::kernel::Kernel;
+use gputune_runtime::verify::{Bf16, DeviceElement, F16 as Half};
 use gputune_runtime::{BoxError, Error};
 
 /// An element type candle's reduce kernels are instantiated for: `F32`, `BF16`, `F16`.
 pub trait Dtype: Send + Sync + 'static {
-    /// How a device buffer holds it (the bits of a half type as `u16`).
-    type Storage: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + std::fmt::Debug;
+    /// How a device buffer holds it (a half type's bits, verified by value).
+    type Storage: DeviceRepr
+        + ValidAsZeroBits
+        + DeviceElement
+        + Copy
+        + Default
+        + Send
+        + Sync
+        + std::fmt::Debug;
     /// candle's name suffix (`f32`, `bf16`, `f16`).
     const SUFFIX: &'static str;
     /// The kernels of this type: rmsnorm, layernorm, softmax.
@@ -45,9 +53,9 @@ macro_rules! kernels {
     ($t:literal) => {
         fn kernels() -> &'static [Kernel; 3] {
             static KERNELS: [Kernel; 3] = [
-                Kernel::ptx(candle_kernels::REDUCE, concat!("rmsnorm_", $t)),
-                Kernel::ptx(candle_kernels::REDUCE, concat!("layernorm_", $t)),
-                Kernel::ptx(candle_kernels::REDUCE, concat!("softmax_", $t)),
+                Kernel::ptx_from(|| candle_kernels::REDUCE.ptx(), concat!("rmsnorm_", $t)),
+                Kernel::ptx_from(|| candle_kernels::REDUCE.ptx(), concat!("layernorm_", $t)),
+                Kernel::ptx_from(|| candle_kernels::REDUCE.ptx(), concat!("softmax_", $t)),
             ];
             &KERNELS
         }
@@ -75,27 +83,27 @@ impl Dtype for F32 {
 }
 
 impl Dtype for BF16 {
-    type Storage = u16;
+    type Storage = Bf16;
     const SUFFIX: &'static str = "bf16";
     kernels!("bf16");
-    fn from_f32(v: f32) -> u16 {
-        half::bf16::from_f32(v).to_bits()
+    fn from_f32(v: f32) -> Bf16 {
+        Bf16::from_f32(v)
     }
-    fn to_f32(v: u16) -> f32 {
-        half::bf16::from_bits(v).to_f32()
+    fn to_f32(v: Bf16) -> f32 {
+        v.to_f32()
     }
     const TOLERANCE: f32 = 2e-2;
 }
 
 impl Dtype for F16 {
-    type Storage = u16;
+    type Storage = Half;
     const SUFFIX: &'static str = "f16";
     kernels!("f16");
-    fn from_f32(v: f32) -> u16 {
-        half::f16::from_f32(v).to_bits()
+    fn from_f32(v: f32) -> Half {
+        Half::from_f32(v)
     }
-    fn to_f32(v: u16) -> f32 {
-        half::f16::from_bits(v).to_f32()
+    fn to_f32(v: Half) -> f32 {
+        v.to_f32()
     }
     const TOLERANCE: f32 = 4e-3;
 }
@@ -177,7 +185,7 @@ pub fn rmsnorm_with<T: Dtype>(
 /// [`rmsnorm_with`] at the variant's shape.
 ///
 /// Tuned: block sizes 0 (candle's rule), 32 to 1024 × rows per block 1, 2, 4, of which
-/// `require` keeps the 17 with at most 1024 threads where the size is known.
+/// `require` keeps the 18 with at most 1024 threads (candle's rule may still make more: `invalid`).
 #[tune(
     block = [0, 32, 64, 128, 256, 512, 1024],
     rows_per_block = [1, 2, 4],
@@ -342,7 +350,7 @@ mod tests {
 
     #[test]
     fn candle_ships_the_three_kernels_for_each_type() {
-        let entries = gputune_runtime::kernel::ptx_entries(candle_kernels::REDUCE);
+        let entries = gputune_runtime::kernel::ptx_entries(candle_kernels::REDUCE.ptx());
         for op in ["rmsnorm", "layernorm", "softmax"] {
             for t in ["f32", "bf16", "f16"] {
                 let name = format!("{op}_{t}");

@@ -246,6 +246,14 @@ impl Kernel {
         kernel
     }
 
+    /// [`Kernel::ptx`] of PTX text an application hands out through a function, which a
+    /// `static` cannot call: `Kernel::ptx_from(|| candle_kernels::REDUCE.ptx(), "rmsnorm_f32")`.
+    pub const fn ptx_from(ptx: fn() -> &'static str, name: &'static str) -> Kernel {
+        let mut kernel = Kernel::new("", name);
+        kernel.prebuilt = Some(Prebuilt::PtxFrom(ptx));
+        kernel
+    }
+
     /// The kernel `name` (its symbol) of a cubin's or fatbin's bytes an application ships,
     /// loaded once per process and context as [`Kernel::ptx`] is.
     pub const fn image(image: &'static [u8], name: &'static str) -> Kernel {

@@ -39,6 +39,9 @@ pub struct NvccImage {
 pub(super) enum Prebuilt {
     /// PTX text an application ships: the driver JIT-compiles it on load.
     Ptx(&'static str),
+    /// PTX text an application hands out through a function (candle's
+    /// `candle_kernels::REDUCE.ptx()`, which a `static` cannot call).
+    PtxFrom(fn() -> &'static str),
     /// A cubin or fatbin an application ships.
     Image(&'static [u8]),
     /// nvcc's images, one per variant.
@@ -61,6 +64,7 @@ impl Prebuilt {
         context: &Arc<CudaContext>,
     ) -> Result<Loaded> {
         match self {
+            Prebuilt::PtxFrom(text) => Prebuilt::Ptx(text()).load(name, tuned, extra, context),
             Prebuilt::Ptx(text) => {
                 let module = load_static(context, text.as_bytes(), true)?;
                 let function = module.load_function(name).map_err(|e| {

@@ -15,6 +15,25 @@ use crate::error::{BoxError, Error};
 /// The comparison kernels, one per element type. The error rule is the CPU path's
 /// (`super::abs_error`): equal values (NaN included) pass, one-sided NaN is infinitely wrong.
 const SOURCE: &str = r#"
+// Half-precision values as their bits, read as floats by hand: no header needed.
+struct gputune_bf16 { unsigned short bits; };
+struct gputune_f16 { unsigned short bits; };
+__device__ double gputune_value(float v) { return v; }
+__device__ double gputune_value(double v) { return v; }
+__device__ double gputune_value(int v) { return v; }
+__device__ double gputune_value(unsigned int v) { return v; }
+__device__ double gputune_value(gputune_bf16 v) {
+    return (double)__int_as_float((int)((unsigned int)v.bits << 16));
+}
+__device__ double gputune_value(gputune_f16 v) {
+    unsigned int sign = (v.bits >> 15) & 1u, exp = (v.bits >> 10) & 0x1fu, mant = v.bits & 0x3ffu;
+    double m = (double)mant, x;
+    if (exp == 0) x = m * 5.9604644775390625e-8;  // 2^-24
+    else if (exp == 31) x = mant ? __longlong_as_double(0x7ff8000000000000LL)
+                                 : __longlong_as_double(0x7ff0000000000000LL);
+    else x = (1.0 + m / 1024.0) * ldexp(1.0, (int)exp - 15);
+    return sign ? -x : x;
+}
 template <typename T>
 __device__ void gputune_compare(const T* out, const T* ref, unsigned long long n, double atol,
                                 double rtol, unsigned long long* bad, double* max_abs,
@@ -27,7 +46,7 @@ __device__ void gputune_compare(const T* out, const T* ref, unsigned long long n
     double ma = 0.0, mr = 0.0;
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x) {
-        double o = (double)out[i], r = (double)ref[i];
+        double o = gputune_value(out[i]), r = gputune_value(ref[i]);
         if (o == r || (isnan(o) && isnan(r))) continue;
         double e = fabs(o - r);
         if (isnan(e)) e = __longlong_as_double(0x7ff0000000000000LL);  // +inf: NVRTC has no math.h
@@ -59,6 +78,8 @@ GPUTUNE_COMPARE(gputune_compare_f32, float)
 GPUTUNE_COMPARE(gputune_compare_f64, double)
 GPUTUNE_COMPARE(gputune_compare_i32, int)
 GPUTUNE_COMPARE(gputune_compare_u32, unsigned int)
+GPUTUNE_COMPARE(gputune_compare_bf16, gputune_bf16)
+GPUTUNE_COMPARE(gputune_compare_f16, gputune_f16)
 "#;
 
 const THREADS: u32 = 256;
@@ -107,6 +128,24 @@ impl DeviceElement for u32 {
     const POISON_BYTE: u8 = 0xA5;
     const KERNEL: &'static str = "gputune_compare_u32";
 }
+
+impl DeviceElement for super::Bf16 {
+    const TOLERANCE: super::Tolerance = <super::Bf16 as super::Element>::TOLERANCE;
+    const POISON_BYTE: u8 = 0xFF;
+    const KERNEL: &'static str = "gputune_compare_bf16";
+}
+impl DeviceElement for super::F16 {
+    const TOLERANCE: super::Tolerance = <super::F16 as super::Element>::TOLERANCE;
+    const POISON_BYTE: u8 = 0xFF;
+    const KERNEL: &'static str = "gputune_compare_f16";
+}
+
+// SAFETY: both are a `u16` (`repr(transparent)`), as `__nv_bfloat16` and `__half` are 16 bits.
+unsafe impl cudarc::driver::DeviceRepr for super::Bf16 {}
+unsafe impl cudarc::driver::DeviceRepr for super::F16 {}
+// SAFETY: all-zero bits are +0.0 in both formats.
+unsafe impl cudarc::driver::ValidAsZeroBits for super::Bf16 {}
+unsafe impl cudarc::driver::ValidAsZeroBits for super::F16 {}
 
 /// A driver error as a classified [`Error`]: a sticky one (the variant just verified wrote
 /// out of bounds, say) is [`Error::DeviceLost`], which ends the process.

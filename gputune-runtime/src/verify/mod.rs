@@ -13,6 +13,9 @@
 
 #[cfg(feature = "cuda")]
 mod cuda;
+mod half;
+
+pub use half::{Bf16, F16};
 
 /// The element types of device buffers that verify (`CudaSlice<T>` is [`Verify`] for these);
 /// name it as a bound in code generic over the element type.
