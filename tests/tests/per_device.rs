@@ -461,6 +461,21 @@ fn captured_calls_are_searched_on_exactly_their_sizes() {
         "exactly the captured sizes were measured"
     );
 
+    // `report --function` shows one function's results, and names the store's where none match.
+    let one = gputune(&bin, PACKAGE, &db, &["report", "--function", "^work$"]);
+    assert!(
+        one.status.success() && text(&one).contains("work.work"),
+        "{}",
+        text(&one)
+    );
+    let none = gputune(&bin, PACKAGE, &db, &["report", "--function", "pick"]);
+    assert_eq!(none.status.code(), Some(2), "{}", text(&none));
+    assert!(
+        text(&none).contains("the store has work"),
+        "{}",
+        text(&none)
+    );
+
     let out = gputune(
         &bin,
         PACKAGE,

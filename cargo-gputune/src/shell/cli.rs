@@ -393,6 +393,9 @@ pub struct ReportArgs {
     /// Variants to show per compile-time workload.
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub top: usize,
+    /// Only the tuned functions (or benches) whose name matches this regex, as `search -R`.
+    #[arg(short = 'R', long = "function", value_name = "REGEX")]
+    pub function: Option<String>,
     /// Show measured / space size per compile-time workload instead.
     #[arg(long)]
     pub coverage: bool,

@@ -314,7 +314,26 @@ fn report_command(
     out: &mut Output,
 ) -> Result<i32> {
     let (path, selected) = read_path(ws, args)?;
-    let (store, groups) = results_at(&path, selected.as_deref())?;
+    let (store, mut groups) = results_at(&path, selected.as_deref())?;
+    if let Some(pattern) = &r.function {
+        let re = regex::Regex::new(pattern)
+            .map_err(|e| anyhow::Error::new(Usage(format!("--function {pattern}: {e}"))))?;
+        let known: Vec<String> = groups.iter().map(|g| g.function.clone()).collect();
+        groups.retain(|g| re.is_match(&g.function) || re.is_match(&g.bench));
+        if groups.is_empty() {
+            let mut known = known;
+            known.sort();
+            known.dedup();
+            return Err(anyhow::Error::new(Usage(format!(
+                "--function {pattern}: no results of a matching function; the store has {}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ))));
+        }
+    }
     // Plots first: a bad --plot-params is a usage error before anything is printed.
     let plots = match &r.plot {
         Some(dir) => {

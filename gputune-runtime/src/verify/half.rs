@@ -100,11 +100,28 @@ mod tests {
 
     #[test]
     fn values_round_trip_and_round_to_nearest() {
-        for v in [0.0f32, 1.0, -2.5, 0.1, 3.140625, 65504.0, 6.1035156e-5, 5.96e-8] {
+        for v in [
+            0.0f32,
+            1.0,
+            -2.5,
+            0.1,
+            3.140625,
+            65504.0,
+            6.1035156e-5,
+            5.96e-8,
+        ] {
             let h = F16::from_f32(v);
-            assert!((h.to_f32() - v).abs() <= v.abs() * 1e-3 + 6e-8, "{v} -> {}", h.to_f32());
+            assert!(
+                (h.to_f32() - v).abs() <= v.abs() * 1e-3 + 6e-8,
+                "{v} -> {}",
+                h.to_f32()
+            );
             let b = Bf16::from_f32(v);
-            assert!((b.to_f32() - v).abs() <= v.abs() * 4e-3, "{v} -> {}", b.to_f32());
+            assert!(
+                (b.to_f32() - v).abs() <= v.abs() * 4e-3,
+                "{v} -> {}",
+                b.to_f32()
+            );
         }
         assert_eq!(F16::from_f32(1.0).0, 0x3C00);
         assert_eq!(F16::from_f32(-2.0).0, 0xC000);
