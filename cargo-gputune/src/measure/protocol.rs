@@ -218,7 +218,11 @@ impl Session {
         more: bool,
     ) -> Result<Session> {
         let _ = std::fs::remove_file(jsonl);
-        let err_path = jsonl.with_extension("stderr");
+        // Every process's stderr is kept beside the events (`run.PID-N.stderr`): the next
+        // process does not overwrite what the last one said.
+        static PROCESSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = PROCESSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let err_path = jsonl.with_extension(format!("{}-{n}.stderr", std::process::id()));
         let mut cmd = Command::new(bin);
         cmd.args(args)
             .arg("--jsonl")
