@@ -329,7 +329,7 @@ fn nvrtc_or_skip() -> bool {
     // SAFETY: only tries to dlopen the candidate library names; nothing is called.
     let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
     if !present {
-        crate::test_skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
+        crate::skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
     }
     present
 }

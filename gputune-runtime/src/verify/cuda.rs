@@ -246,7 +246,7 @@ mod tests {
         match crate::backend::cuda::compile_for(&SOURCE.into(), &[], &[], 90) {
             Ok(_) => {}
             Err(Error::Device(m)) if m.contains("could not be loaded") => {
-                crate::test_skipped(&m);
+                crate::skipped(&m);
             }
             Err(e) => panic!("the comparison kernels do not compile: {e}"),
         }

@@ -219,6 +219,31 @@ fn standard_replacement(header: &str) -> Option<String> {
     None
 }
 
+/// What to add to NVRTC's log where it says a C library name is undefined (`identifier
+/// "INFINITY" is undefined`): NVRTC has no C library, and the names have CUDA spellings.
+pub(crate) fn explain_undefined(log: &str) -> String {
+    const NAMES: [(&str, &str); 9] = [
+        ("INFINITY", "CUDART_INF_F (float) or CUDART_INF (double) from <math_constants.h>, or cuda::std::numeric_limits<float>::infinity() from <cuda/std/limits>"),
+        ("NAN", "CUDART_NAN_F (float) or CUDART_NAN (double) from <math_constants.h>, or cuda::std::numeric_limits<float>::quiet_NaN()"),
+        ("M_PI", "CUDART_PI_F (float) or CUDART_PI (double) from <math_constants.h>"),
+        ("M_E", "a literal (2.718281828459045), or exp(1.0)"),
+        ("M_SQRT2", "CUDART_SQRT_2_F or CUDART_SQRT_2 from <math_constants.h>"),
+        ("FLT_MAX", "cuda::std::numeric_limits<float>::max() from <cuda/std/limits>, or CUDART_MAX_NORMAL_F from <math_constants.h>"),
+        ("FLT_MIN", "cuda::std::numeric_limits<float>::min() from <cuda/std/limits>"),
+        ("DBL_MAX", "cuda::std::numeric_limits<double>::max() from <cuda/std/limits>"),
+        ("INT_MAX", "cuda::std::numeric_limits<int>::max() from <cuda/std/limits>"),
+    ];
+    let mut out = String::new();
+    for (name, instead) in NAMES {
+        if log.contains(&format!("identifier \"{name}\" is undefined")) {
+            out.push_str(&format!(
+                "\n`{name}` comes from the C library, which NVRTC does not have: use {instead}."
+            ));
+        }
+    }
+    out
+}
+
 /// What to add to NVRTC's log when it could not open `missing`: which headers, where gputune
 /// looked, and how to add a directory. `dirs` are the directories the kernel was compiled
 /// with, `embedded` the names of the headers handed to NVRTC with the source.
@@ -270,6 +295,24 @@ pub(crate) fn explain_missing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn c_library_names_nvrtc_lacks_are_answered_with_their_cuda_spellings() {
+        let log = "k.cu(3): error: identifier \"INFINITY\" is undefined\n\
+                   k.cu(4): error: identifier \"M_PI\" is undefined\n";
+        let text = explain_undefined(log);
+        assert!(
+            text.contains("`INFINITY` comes from the C library"),
+            "{text}"
+        );
+        assert!(text.contains("CUDART_INF_F"), "{text}");
+        assert!(text.contains("CUDART_PI_F"), "{text}");
+        assert!(!text.contains("NAN"), "{text}");
+        assert_eq!(
+            explain_undefined("error: identifier \"foo\" is undefined"),
+            ""
+        );
+    }
 
     /// A throw-away directory tree, removed on drop.
     struct Tree(PathBuf);

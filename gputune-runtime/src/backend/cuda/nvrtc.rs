@@ -6,7 +6,9 @@ use std::sync::OnceLock;
 
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
 
-use super::include::{explain_missing, missing_headers, search, CudaIncludes, Probe};
+use super::include::{
+    explain_missing, explain_undefined, missing_headers, search, CudaIncludes, Probe,
+};
 use super::program::{Program, Target};
 use super::quiet::quietly;
 use crate::backend::kernel_cache::Image;
@@ -168,6 +170,7 @@ pub(crate) fn compile_for(
                         cuda,
                     ));
                 }
+                message.push_str(&explain_undefined(&message.clone()));
                 return Err(Error::Compile(message));
             }
             Err(CompileFailure::Final(message)) => return Err(Error::Device(message)),
@@ -388,7 +391,7 @@ mod tests {
     fn compiling_without_nvrtc_is_an_error_not_a_panic() {
         // SAFETY: only tries to dlopen.
         if unsafe { nvrtc_sys::is_culib_present() } {
-            crate::test_skipped("checks the path without NVRTC, and NVRTC is installed here");
+            crate::skipped("checks the path without NVRTC, and NVRTC is installed here");
             return;
         }
         match compile_for(
@@ -408,7 +411,7 @@ mod tests {
         // NVRTC needs no GPU, but it is part of the CUDA toolkit: skip where it is missing.
         // SAFETY: only tries to dlopen.
         if !unsafe { nvrtc_sys::is_culib_present() } {
-            crate::test_skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
+            crate::skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
             return;
         }
         let source = "#if BROKEN\n#error \"injected\"\n#endif\nextern \"C\" __global__ void k() {}";
@@ -427,10 +430,24 @@ mod tests {
     }
 
     #[test]
+    fn a_c_library_constant_is_answered_with_its_cuda_spelling_where_nvrtc_is_installed() {
+        // SAFETY: only tries to dlopen.
+        if !unsafe { nvrtc_sys::is_culib_present() } {
+            crate::skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
+            return;
+        }
+        let source = "extern \"C\" __global__ void k(float* x) { x[0] = INFINITY; }";
+        match compile_for(&source.into(), &[], &[], 90) {
+            Err(Error::Compile(msg)) => assert!(msg.contains("CUDART_INF_F"), "{msg}"),
+            other => panic!("expected a compile error, got {other:?}"),
+        }
+    }
+
+    #[test]
     fn no_nvrtc_means_no_version_and_a_plain_error() {
         // SAFETY: only tries to dlopen.
         if unsafe { nvrtc_sys::is_culib_present() } {
-            crate::test_skipped("checks the path without NVRTC, and NVRTC is installed here");
+            crate::skipped("checks the path without NVRTC, and NVRTC is installed here");
             return;
         }
         match nvrtc_version() {
@@ -459,9 +476,7 @@ mod tests {
         let lowered = match lowered_names(source, &[], &names, 90) {
             Ok(Some(lowered)) => lowered,
             Ok(None) => {
-                return crate::test_skipped(
-                    "needs NVRTC (the CUDA toolkit), which is not installed",
-                )
+                return crate::skipped("needs NVRTC (the CUDA toolkit), which is not installed")
             }
             Err(e) => panic!("{e}"),
         };

@@ -281,11 +281,11 @@ mod tests {
     fn toolkit_here() -> bool {
         match super::super::nvrtc::nvrtc_version() {
             Err(_) => {
-                crate::test_skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
+                crate::skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
                 false
             }
             Ok(_) if super::super::nvrtc::cuda_includes().dirs.is_empty() => {
-                crate::test_skipped(&format!(
+                crate::skipped(&format!(
                     "needs CUDA's headers, not found: {:?}",
                     super::super::nvrtc::cuda_includes().looked
                 ));

@@ -682,7 +682,7 @@ mod tests {
     fn open_without_a_driver_is_no_device_not_a_panic() {
         // SAFETY: only tries to dlopen.
         if unsafe { sys::is_culib_present() } {
-            crate::test_skipped("checks the path without an NVIDIA driver, and libcuda loads here");
+            crate::skipped("checks the path without an NVIDIA driver, and libcuda loads here");
             return;
         }
         match CudaBackend::open(0) {
