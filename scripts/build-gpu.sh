@@ -66,6 +66,8 @@
 #   launcher-bundle (examples/scale-launcher, C++ launchers, 20 points at 2^26) and
 #   nvrtc-bundle (examples/scale-cuda, the same kernel and space as nvcc-bundle through NVRTC).
 #   For gpu-build-paths.sh. Needs nvcc (CUDA_HOME, NVCC or PATH: docs/build-paths.md).
+# - features: .gpu/gpu-features-test, the GPU test of opting in to more than 48 KiB of dynamic
+#   shared memory and of verifying half-precision outputs on the device (run it there as it is).
 # - candle: .gpu/candle/candle-bundle, examples/candle-ops (candle-kernels 0.11.1's rmsnorm,
 #   layernorm and softmax as shipped, over the launches candle hard-codes) searched whole at
 #   default settings, for gpu-candle.sh (issue 45). Its own workspace; building candle-kernels
@@ -211,6 +213,10 @@ for line in sys.stdin:
     names)
       cargo test --quiet -p gputune-runtime --features cuda --test cuda_names --no-run \
         --message-format=json | copy_artifact cuda_names cuda-names-test
+      ;;
+    features)
+      cargo test --quiet --release -p gputune-runtime --features cuda --test gpu_features \
+        --no-run --message-format=json | copy_artifact gpu_features gpu-features-test
       ;;
     generate)
       cargo build --release --quiet -p gputune-runtime --features cuda --bench generate \

@@ -116,6 +116,8 @@ pub struct Kernel {
     name: &'static str,
     /// Code compiled before the process started; `None`: `source` compiled by NVRTC.
     prebuilt: Option<Prebuilt>,
+    /// Function attributes set once per compiled kernel.
+    attributes: &'static [(Attribute, i32)],
     /// The source's file name in NVRTC's messages (empty: NVRTC's default for gputune).
     file_name: &'static str,
     /// Headers handed to NVRTC by include name: `(name, contents)`.
@@ -165,6 +167,9 @@ pub struct Compiled {
     function: CudaFunction,
     limits: LaunchLimits,
     record: Arc<KernelRecord>,
+    /// The dynamic shared memory the function was opted in to, shared by every copy of this
+    /// compiled kernel (the attribute belongs to the function).
+    raised: Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl Compiled {
@@ -187,9 +192,25 @@ impl Compiled {
 
     /// `config` if this kernel can be launched with it; else [`Error::InvalidLaunch`] naming
     /// the limit, which makes the variant `invalid` (not a point of the space) rather than a
-    /// failed launch.
+    /// failed launch. More dynamic shared memory than the default 48 KiB is opted in to here,
+    /// once per compiled kernel, up to the device's opt-in limit (227 KiB on an H100).
     pub fn check(&self, config: LaunchConfig) -> Result<LaunchConfig> {
-        self.limits.check(&config)?;
+        use std::sync::atomic::Ordering;
+        let mut limits = self.limits;
+        let raised = self.raised.load(Ordering::Relaxed);
+        limits.max_dynamic_shared_bytes = limits.max_dynamic_shared_bytes.max(raised);
+        let wanted = config.shared_mem_bytes;
+        if wanted > limits.max_dynamic_shared_bytes && wanted <= limits.max_dynamic_shared_optin {
+            self.function
+                .set_attribute(
+                    Attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    i32::try_from(wanted).unwrap_or(i32::MAX),
+                )
+                .map_err(|e| driver_error("opting in to more dynamic shared memory", e))?;
+            self.raised.fetch_max(wanted, Ordering::Relaxed);
+            limits.max_dynamic_shared_bytes = wanted;
+        }
+        limits.check(&config)?;
         Ok(config)
     }
 
@@ -221,6 +242,7 @@ impl Kernel {
             source,
             name,
             prebuilt: None,
+            attributes: &[],
             file_name: "",
             headers: &[],
             include_dirs: &[],
@@ -271,6 +293,15 @@ impl Kernel {
         let mut kernel = Kernel::new("", name);
         kernel.prebuilt = Some(Prebuilt::Nvcc(images));
         kernel
+    }
+
+    /// Function attributes set once on each compiled kernel before its limits are read, such
+    /// as the preferred shared-memory carveout: `&[(CUfunction_attribute::
+    /// CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100)]`. (More dynamic shared memory
+    /// needs none: [`Compiled::check`] opts in to what a launch asks for.)
+    pub const fn attributes(mut self, attributes: &'static [(Attribute, i32)]) -> Kernel {
+        self.attributes = attributes;
+        self
     }
 
     /// Names the source in NVRTC's messages (`sum.cu`); `kernel!` gives the file's name.
@@ -556,10 +587,16 @@ impl Kernel {
             }
             None => self.compile(tuned, stream, extra)?,
         };
+        for (attribute, value) in self.attributes {
+            function
+                .set_attribute(*attribute, *value)
+                .map_err(|e| driver_error("setting the kernel's attributes", e))?;
+        }
         let kernel = Compiled {
             limits: LaunchLimits::of(&function)?,
             record: Arc::new(compiled_to(&function, self.name, options)?),
             function,
+            raised: Arc::default(),
         };
         let entry = Entry {
             context,

@@ -13,8 +13,12 @@ pub struct LaunchLimits {
     /// registers and `__launch_bounds__`).
     pub max_threads_per_block: u32,
     /// Dynamic shared memory per block in bytes (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`,
-    /// which a bench raises with `CudaFunction::set_attribute` up to what the device allows).
+    /// 48 KiB until raised).
     pub max_dynamic_shared_bytes: u32,
+    /// What the dynamic shared memory may be raised to: the device's opt-in limit per block
+    /// (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`) less the kernel's static shared
+    /// memory. [`Compiled::check`](crate::kernel::Compiled::check) raises the limit up to it.
+    pub max_dynamic_shared_optin: u32,
     /// The device's largest block, per dimension.
     pub max_block_dim: [u32; 3],
     /// The device's largest grid, per dimension.
@@ -38,6 +42,7 @@ impl LaunchLimits {
         let max_threads_per_block = attribute(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
         let max_dynamic_shared_bytes =
             attribute(F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+        let static_shared = attribute(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
         let mut device: sys::CUdevice = 0;
         // SAFETY: an out-pointer to a local; a context is current (bound just above).
         unsafe { sys::cuCtxGetDevice(&mut device) }
@@ -49,9 +54,13 @@ impl LaunchLimits {
                 .map(non_negative)
                 .map_err(|e| driver_error(what, e))
         };
+        let optin = device_attribute(D::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
         Ok(LaunchLimits {
             max_threads_per_block,
             max_dynamic_shared_bytes,
+            max_dynamic_shared_optin: optin
+                .saturating_sub(static_shared)
+                .max(max_dynamic_shared_bytes),
             max_block_dim: [
                 device_attribute(D::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
                 device_attribute(D::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
@@ -105,12 +114,20 @@ impl LaunchLimits {
                 ));
             }
         }
+        if config.shared_mem_bytes > self.max_dynamic_shared_optin {
+            return invalid(format!(
+                "{} bytes of dynamic shared memory per block are more than this kernel may use on \
+                 this device, {} (the device's opt-in limit per block, less the kernel's static \
+                 shared memory)",
+                config.shared_mem_bytes, self.max_dynamic_shared_optin
+            ));
+        }
         if config.shared_mem_bytes > self.max_dynamic_shared_bytes {
             return invalid(format!(
                 "{} bytes of dynamic shared memory per block are more than this kernel may use, {} \
-                 (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; raise it with \
-                 CudaFunction::set_attribute up to the device's opt-in limit)",
-                config.shared_mem_bytes, self.max_dynamic_shared_bytes
+                 (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: `Compiled::check` of the \
+                 kernel handle raises it up to the device's opt-in limit, {})",
+                config.shared_mem_bytes, self.max_dynamic_shared_bytes, self.max_dynamic_shared_optin
             ));
         }
         Ok(())
@@ -154,6 +171,7 @@ mod tests {
         LaunchLimits {
             max_threads_per_block: 256,
             max_dynamic_shared_bytes: 48 * 1024,
+            max_dynamic_shared_optin: 227 * 1024,
             max_block_dim: [1024, 1024, 64],
             max_grid_dim: [i32::MAX as u32, 65535, 65535],
         }
@@ -232,6 +250,8 @@ mod tests {
             msg.contains("CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"),
             "{msg}"
         );
+        let msg = invalid(config((1, 1, 1), (128, 1, 1), 227 * 1024 + 1));
+        assert!(msg.contains("the device's opt-in limit"), "{msg}");
         let msg = invalid(config((1, 70_000, 1), (128, 1, 1), 0));
         assert!(msg.contains("grid's y dimension 70000"), "{msg}");
         let msg = invalid(config((1, 1, 1), (1, 1, 128), 0));
