@@ -147,3 +147,45 @@ impl DefaultTolerance for Bf16 {
         <gputune_runtime::cudarc::driver::CudaSlice<Bf16> as Verify>::default_tolerance()
     }
 }
+
+const TWO_KERNELS: &str = r#"
+extern "C" __global__ void fill(float* y, float v) { y[threadIdx.x] = v; }
+namespace ops { __global__ void add(float* y, float v) { y[threadIdx.x] += v; } }
+"#;
+
+/// One handle, both kernels of its file: `ops::add` by its C++ name (listed), `fill` by
+/// its symbol.
+static FILL: Kernel = Kernel::new(TWO_KERNELS, "fill").module_names(&["fill", "ops::add"]);
+
+#[test]
+fn the_other_kernels_of_a_compiled_module_come_from_one_handle() {
+    let Some(stream) = stream("the_other_kernels_of_a_compiled_module_come_from_one_handle") else {
+        return;
+    };
+    let fill = FILL.fixed(&stream, &[]).expect("compiles");
+    let add = fill.kernel("ops::add").expect("the C++ name, lowered");
+    assert_eq!(add.record().name, "ops::add");
+    assert!(
+        fill.kernel("nope").is_err(),
+        "an unknown kernel is an error"
+    );
+    let mut y = stream.alloc_zeros::<f32>(32).expect("alloc");
+    let config = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let (v, w) = (2.0f32, 0.5f32);
+    let mut launch = stream.launch_builder(fill.function());
+    launch.arg(&mut y).arg(&v);
+    // SAFETY: fill(float*, float) writes 32 floats.
+    unsafe { launch.launch(fill.check(config).expect("fits")) }.expect("runs");
+    let mut launch = stream.launch_builder(add.function());
+    launch.arg(&mut y).arg(&w);
+    // SAFETY: ops::add(float*, float) updates 32 floats.
+    unsafe { launch.launch(add.check(config).expect("fits")) }.expect("runs");
+    assert_eq!(stream.clone_dtoh(&y).expect("copy"), vec![2.5f32; 32]);
+    // The same module: the second ask loads nothing.
+    let again = fill.kernel("ops::add").expect("cached");
+    assert_eq!(again.record(), add.record());
+}

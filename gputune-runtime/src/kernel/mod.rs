@@ -51,6 +51,7 @@
 //! }
 //! ```
 
+mod compiled;
 mod launchers;
 mod options;
 mod prebuilt;
@@ -58,15 +59,13 @@ mod prebuilt;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use cudarc::driver::{
-    sys::CUfunction_attribute as Attribute, CudaFunction, CudaStream, LaunchConfig,
-};
-use gputune_protocol::KernelRecord;
+use cudarc::driver::{sys::CUfunction_attribute as Attribute, CudaFunction, CudaStream};
 
-use crate::backend::cuda::{driver_error, CompileJob, CudaHandles, LaunchLimits, Program};
+use crate::backend::cuda::{driver_error, CompileJob, CudaHandles, Program};
 use crate::error::{Error, Result};
 use crate::tuned::{self, Variant};
 
+pub use compiled::Compiled;
 pub use launchers::{launch_status, LauncherImage, Launchers};
 pub use options::OptionRule;
 pub use prebuilt::{runs_on, NvccImage};
@@ -158,67 +157,6 @@ struct Entry {
     kernel: Compiled,
     /// The state epoch it was last noted in ([`crate::launched`]).
     seen: AtomicU64,
-}
-
-/// A kernel compiled for one variant on one context, with the limits its launches must
-/// respect and what it compiled to.
-#[derive(Debug, Clone)]
-pub struct Compiled {
-    function: CudaFunction,
-    limits: LaunchLimits,
-    record: Arc<KernelRecord>,
-    /// The dynamic shared memory the function was opted in to, shared by every copy of this
-    /// compiled kernel (the attribute belongs to the function).
-    raised: Arc<std::sync::atomic::AtomicU32>,
-}
-
-impl Compiled {
-    /// What it compiled to: registers per thread, local memory per thread, static shared
-    /// memory per block, and the compiler options of its variant.
-    pub fn record(&self) -> &KernelRecord {
-        &self.record
-    }
-
-    /// The function, for `stream.launch_builder`.
-    pub fn function(&self) -> &CudaFunction {
-        &self.function
-    }
-
-    /// The limits its launches must respect (threads and dynamic shared memory per block as
-    /// this kernel, with its registers and `__launch_bounds__`, allows; the device's grid).
-    pub fn limits(&self) -> &LaunchLimits {
-        &self.limits
-    }
-
-    /// `config` if this kernel can be launched with it; else [`Error::InvalidLaunch`] naming
-    /// the limit, which makes the variant `invalid` (not a point of the space) rather than a
-    /// failed launch. More dynamic shared memory than the default 48 KiB is opted in to here,
-    /// once per compiled kernel, up to the device's opt-in limit (227 KiB on an H100).
-    pub fn check(&self, config: LaunchConfig) -> Result<LaunchConfig> {
-        use std::sync::atomic::Ordering;
-        let mut limits = self.limits;
-        let raised = self.raised.load(Ordering::Relaxed);
-        limits.max_dynamic_shared_bytes = limits.max_dynamic_shared_bytes.max(raised);
-        let wanted = config.shared_mem_bytes;
-        if wanted > limits.max_dynamic_shared_bytes && wanted <= limits.max_dynamic_shared_optin {
-            self.function
-                .set_attribute(
-                    Attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    i32::try_from(wanted).unwrap_or(i32::MAX),
-                )
-                .map_err(|e| driver_error("opting in to more dynamic shared memory", e))?;
-            self.raised.fetch_max(wanted, Ordering::Relaxed);
-            limits.max_dynamic_shared_bytes = wanted;
-        }
-        limits.check(&config)?;
-        Ok(config)
-    }
-
-    /// A checked one-dimensional grid-stride launch of `block` threads per block over `n`
-    /// items ([`LaunchLimits::grid_stride`]).
-    pub fn grid_stride(&self, n: usize, block: u32) -> Result<LaunchConfig> {
-        self.limits.grid_stride(n, block)
-    }
 }
 
 /// A label's value as a define: labels write booleans as Rust does, defines as C does.
@@ -577,13 +515,13 @@ impl Kernel {
             .iter()
             .find(|e| e.context == context && e.variant == variant && same_extra(&e.extra))
         {
-            crate::launched::note(&e.seen, &e.kernel.record);
+            crate::launched::note(&e.seen, e.kernel.record());
             return Ok(e.kernel.clone());
         }
-        let (function, options) = match self.prebuilt {
+        let (function, module) = match self.prebuilt {
             Some(prebuilt) => {
                 let loaded = prebuilt.load(self.name, tuned, extra, stream.context())?;
-                (loaded.function, loaded.options)
+                (loaded.function, loaded.module)
             }
             None => self.compile(tuned, stream, extra)?,
         };
@@ -592,12 +530,7 @@ impl Kernel {
                 .set_attribute(*attribute, *value)
                 .map_err(|e| driver_error("setting the kernel's attributes", e))?;
         }
-        let kernel = Compiled {
-            limits: LaunchLimits::of(&function)?,
-            record: Arc::new(compiled_to(&function, self.name, options)?),
-            function,
-            raised: Arc::default(),
-        };
+        let kernel = Compiled::new(function, self.name, Arc::new(module))?;
         let entry = Entry {
             context,
             variant,
@@ -608,7 +541,7 @@ impl Kernel {
             kernel: kernel.clone(),
             seen: AtomicU64::new(0),
         };
-        crate::launched::note(&entry.seen, &kernel.record);
+        crate::launched::note(&entry.seen, kernel.record());
         lock(&self.compiled).push(entry);
         Ok(kernel)
     }
@@ -620,7 +553,7 @@ impl Kernel {
         tuned: Tuned,
         stream: &Arc<CudaStream>,
         extra: &[(&str, &str)],
-    ) -> Result<(CudaFunction, Vec<String>)> {
+    ) -> Result<(CudaFunction, compiled::Module)> {
         let handles = CudaHandles {
             context: stream.context().clone(),
             stream: stream.clone(),
@@ -641,7 +574,13 @@ impl Kernel {
                 self.name
             ))
         })?;
-        Ok((function, program.code_options()))
+        let module = compiled::Module {
+            module,
+            names: lowered,
+            options: program.code_options(),
+            siblings: Mutex::default(),
+        };
+        Ok((function, module))
     }
 
     /// The kernel of a source that is not tuned (an input generator, a second pass at fixed
@@ -695,23 +634,6 @@ impl Kernel {
         }
         Ok(jobs)
     }
-}
-
-/// What `function` (the kernel `name`, built with `options`) compiled to, from the driver.
-fn compiled_to(function: &CudaFunction, name: &str, options: Vec<String>) -> Result<KernelRecord> {
-    let attribute = |a: Attribute| {
-        function
-            .get_attribute(a)
-            .map(|v| u32::try_from(v).unwrap_or(0))
-            .map_err(|e| driver_error("reading what the kernel compiled to", e))
-    };
-    Ok(KernelRecord {
-        name: name.to_string(),
-        registers: attribute(Attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
-        local_bytes: attribute(Attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
-        shared_bytes: attribute(Attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
-        options,
-    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaFunction};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 
 use crate::backend::cuda::{device_cc, load_static};
 use crate::error::{Error, Result};
@@ -48,10 +48,24 @@ pub(super) enum Prebuilt {
     Nvcc(&'static [NvccImage]),
 }
 
-/// A loaded kernel and the options its record names.
+/// A loaded kernel and its module.
 pub(super) struct Loaded {
     pub function: CudaFunction,
-    pub options: Vec<String>,
+    pub module: super::compiled::Module,
+}
+
+/// The module of a prebuilt kernel, its names and the options its kernels' records name.
+fn module_of(
+    module: Arc<CudaModule>,
+    names: Vec<(String, String)>,
+    options: Vec<String>,
+) -> super::compiled::Module {
+    super::compiled::Module {
+        module,
+        names,
+        options,
+        siblings: std::sync::Mutex::default(),
+    }
 }
 
 impl Prebuilt {
@@ -80,7 +94,7 @@ impl Prebuilt {
                 })?;
                 Ok(Loaded {
                     function,
-                    options: vec!["shipped PTX".to_string()],
+                    module: module_of(module, Vec::new(), vec!["shipped PTX".to_string()]),
                 })
             }
             Prebuilt::Image(bytes) => {
@@ -90,7 +104,7 @@ impl Prebuilt {
                 })?;
                 Ok(Loaded {
                     function,
-                    options: vec!["shipped image".to_string()],
+                    module: module_of(module, Vec::new(), vec!["shipped image".to_string()]),
                 })
             }
             Prebuilt::Nvcc(table) => {
@@ -124,9 +138,15 @@ impl Prebuilt {
                 let function = module.load_function(symbol).map_err(|e| {
                     Error::Compile(format!("loading `{symbol}` from the nvcc image: {e}"))
                 })?;
+                let names = image
+                    .entries
+                    .iter()
+                    .map(|(n, s)| (n.to_string(), s.to_string()))
+                    .collect();
+                let options = image.options.iter().map(|o| o.to_string()).collect();
                 Ok(Loaded {
                     function,
-                    options: image.options.iter().map(|o| o.to_string()).collect(),
+                    module: module_of(module, names, options),
                 })
             }
         }
