@@ -318,6 +318,16 @@ impl<'r> State<'r> {
         &mut self,
         outputs: &mut T,
         tolerance: Tolerance,
+        run: impl FnMut(&mut T) -> BenchResult,
+    ) -> BenchResult {
+        self.verify_by(outputs, Some(tolerance), run)
+    }
+
+    /// [`State::verify`] with `tolerance`, or with each part's default where `None`.
+    fn verify_by<T: Verify>(
+        &mut self,
+        outputs: &mut T,
+        tolerance: Option<Tolerance>,
         mut run: impl FnMut(&mut T) -> BenchResult,
     ) -> BenchResult {
         let function = self.tunes;
@@ -343,21 +353,24 @@ impl<'r> State<'r> {
         };
         outputs.poison()?;
         run(outputs)?;
-        let comparison = match &reference {
-            Some(r) => Some(outputs.compare(r, tolerance)?),
-            None => None,
+        let comparison = match (&reference, tolerance) {
+            (Some(r), Some(t)) => Some(outputs.compare(r, t)?),
+            (Some(r), None) => Some(outputs.compare_defaults(r)?),
+            (None, _) => None,
         };
         self.record(Verification {
             against: "base",
             passed: comparison.as_ref().map_or(true, Comparison::passed),
-            tolerance: Some(tolerance),
+            tolerance: Some(tolerance.unwrap_or_else(T::default_tolerance)),
             comparison,
             message: None,
         })
     }
 
     /// Verifies `outputs` against base's (with the element type's default tolerance,
-    /// [`Element::TOLERANCE`](crate::verify::Element::TOLERANCE): exact for integers), then
+    /// [`Element::TOLERANCE`](crate::verify::Element::TOLERANCE): exact for integers; a tuple
+    /// of outputs, each part with its own, and [`Within`](crate::verify::Within) with one of
+    /// its choosing), then
     /// measures `launches` with them: what most benches of a tuned function need, in one call.
     /// A variant whose outputs differ is recorded `verify_failed` and not measured.
     ///
@@ -370,7 +383,7 @@ impl<'r> State<'r> {
     ) -> BenchResult {
         #[cfg(feature = "cuda")]
         let stream = self.backend.cuda().map(|c| c.stream.clone());
-        self.verify(outputs, T::default_tolerance(), |outputs| {
+        self.verify_by(outputs, None, |outputs| {
             let mut launch = Launch::cpu();
             #[cfg(feature = "cuda")]
             {

@@ -14,8 +14,10 @@
 #[cfg(feature = "cuda")]
 mod cuda;
 mod half;
+mod several;
 
 pub use half::{Bf16, F16};
+pub use several::Within;
 
 /// The element types of device buffers that verify (`CudaSlice<T>` is [`Verify`] for these);
 /// name it as a bound in code generic over the element type.
@@ -91,6 +93,12 @@ pub trait Verify: Sized {
     fn snapshot(&self) -> Result<Self, BoxError>;
     /// Compares `self` (the outputs) with `reference`.
     fn compare(&self, reference: &Self, tolerance: Tolerance) -> Result<Comparison, BoxError>;
+    /// Compares with each part's own default tolerance: what
+    /// [`State::exec_verified`](crate::State::exec_verified) does. Outputs of one element type
+    /// compare with [`Verify::default_tolerance`]; a tuple compares each part with its own.
+    fn compare_defaults(&self, reference: &Self) -> Result<Comparison, BoxError> {
+        self.compare(reference, Self::default_tolerance())
+    }
     /// The tolerance [`State::exec_verified`](crate::State::exec_verified) compares with:
     /// the element type's [`Element::TOLERANCE`].
     fn default_tolerance() -> Tolerance;
