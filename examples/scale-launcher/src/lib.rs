@@ -63,7 +63,7 @@ mod tests {
         match LAUNCH.pointer(BASE, "scale_launch", &[]) {
             Ok(f) => assert_ne!(f as usize, 0),
             Err(e) if e.to_string().contains("nvcc was not found") => {
-                skipped("needs nvcc (the CUDA toolkit or PyPI's wheels)")
+                return skipped("needs nvcc (the CUDA toolkit or PyPI's wheels)")
             }
             Err(e) => panic!("base's launcher: {e}"),
         }

@@ -110,6 +110,9 @@ pub fn candidates(var: impl Fn(&str) -> Option<OsString>) -> Vec<(String, PathBu
             Path::new(root).join("bin").join("nvcc"),
         ));
     }
+    // A directory on PATH twice is looked at once.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|(_, p)| seen.insert(p.clone()));
     out
 }
 
