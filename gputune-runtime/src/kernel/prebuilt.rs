@@ -68,6 +68,36 @@ fn module_of(
     }
 }
 
+/// The function `name` of a module an application ships (PTX text, or an image's bytes),
+/// loaded once per context.
+fn shipped(
+    context: &Arc<CudaContext>,
+    code: &'static [u8],
+    ptx_text: bool,
+    name: &str,
+) -> Result<Loaded> {
+    let what = if ptx_text { "shipped PTX" } else { "shipped image" };
+    let module = load_static(context, code, ptx_text)?;
+    let function = module.load_function(name).map_err(|e| {
+        // PTX says what it holds; an image's names would take a parser of its own.
+        let holds = if ptx_text {
+            let entries = crate::ptx::entries(&String::from_utf8_lossy(code));
+            if entries.is_empty() {
+                "; it holds no kernels".to_string()
+            } else {
+                format!("; it holds {}", entries.join(", "))
+            }
+        } else {
+            String::new()
+        };
+        Error::Compile(format!("kernel `{name}` is not in the {what} ({e}){holds}"))
+    })?;
+    Ok(Loaded {
+        function,
+        module: module_of(module, Vec::new(), vec![what.to_string()]),
+    })
+}
+
 impl Prebuilt {
     /// The function `name` of the variant `tuned`, with `extra` defines, on `context`.
     pub fn load(
@@ -79,34 +109,8 @@ impl Prebuilt {
     ) -> Result<Loaded> {
         match self {
             Prebuilt::PtxFrom(text) => Prebuilt::Ptx(text()).load(name, tuned, extra, context),
-            Prebuilt::Ptx(text) => {
-                let module = load_static(context, text.as_bytes(), true)?;
-                let function = module.load_function(name).map_err(|e| {
-                    let entries = crate::kernel::ptx_entries(text);
-                    Error::Compile(format!(
-                        "kernel `{name}` is not in the shipped PTX ({e}); it holds {}",
-                        if entries.is_empty() {
-                            "no kernels".to_string()
-                        } else {
-                            entries.join(", ")
-                        }
-                    ))
-                })?;
-                Ok(Loaded {
-                    function,
-                    module: module_of(module, Vec::new(), vec!["shipped PTX".to_string()]),
-                })
-            }
-            Prebuilt::Image(bytes) => {
-                let module = load_static(context, bytes, false)?;
-                let function = module.load_function(name).map_err(|e| {
-                    Error::Compile(format!("kernel `{name}` is not in the shipped image ({e})"))
-                })?;
-                Ok(Loaded {
-                    function,
-                    module: module_of(module, Vec::new(), vec!["shipped image".to_string()]),
-                })
-            }
+            Prebuilt::Ptx(text) => shipped(context, text.as_bytes(), true, name),
+            Prebuilt::Image(bytes) => shipped(context, bytes, false, name),
             Prebuilt::Nvcc(table) => {
                 let image = find_image(table, tuned, extra)?;
                 if !image.error.is_empty() {
