@@ -253,6 +253,8 @@ pub mod build;
 pub mod capture;
 pub mod cli;
 pub mod criterion;
+#[cfg(any(feature = "cuda", feature = "build"))]
+mod cuda_text;
 pub mod device;
 pub mod error;
 #[cfg(feature = "cuda")]
@@ -263,12 +265,8 @@ pub mod kernel;
 pub mod launch;
 mod launched;
 pub mod measure;
-#[cfg(any(feature = "cuda", feature = "build"))]
-mod mentions;
 pub mod output;
 pub mod provenance;
-#[cfg(any(feature = "cuda", feature = "build"))]
-mod ptx;
 pub mod runner;
 pub mod state;
 pub mod stats;

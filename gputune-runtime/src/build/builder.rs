@@ -132,10 +132,10 @@ impl CudaFile {
             None
         } else {
             let mut ids = std::fs::read_to_string(&source_path)
-                .map(|t| crate::mentions::identifiers(&t))
+                .map(|t| crate::cuda_text::identifiers(&t))
                 .unwrap_or_default();
             for (_, text) in cuda_headers(package_dir)? {
-                ids.extend(crate::mentions::identifiers(&text));
+                ids.extend(crate::cuda_text::identifiers(&text));
             }
             Some(ids)
         };

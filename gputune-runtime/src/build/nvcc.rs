@@ -423,7 +423,7 @@ fn ptx_entries_in(dir: &Path) -> Vec<String> {
     entries
 }
 
-pub use crate::ptx::entries as ptx_entries;
+pub use crate::cuda_text::ptx_entries;
 
 /// The disk cache of nvcc's outputs: `$GPUTUNE_KERNEL_CACHE/nvcc` where that is set (`off`
 /// disables it), else `$XDG_CACHE_HOME/gputune/nvcc`, else `~/.cache/gputune/nvcc`.

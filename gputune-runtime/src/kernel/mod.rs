@@ -75,7 +75,7 @@ use prebuilt::Prebuilt;
 /// The kernel symbols of a PTX text (`.entry` names), such as the ones a shipped module
 /// holds.
 pub fn ptx_entries(ptx: &str) -> Vec<String> {
-    crate::ptx::entries(ptx)
+    crate::cuda_text::ptx_entries(ptx)
 }
 
 /// A Rust element type and the name CUDA C++ gives it, for an element-type define
@@ -400,9 +400,9 @@ impl Kernel {
         }
         self.identifiers
             .get_or_init(|| {
-                let mut ids = crate::mentions::identifiers(self.source);
+                let mut ids = crate::cuda_text::identifiers(self.source);
                 for (_, text) in self.headers {
-                    ids.extend(crate::mentions::identifiers(text));
+                    ids.extend(crate::cuda_text::identifiers(text));
                 }
                 ids
             })

@@ -76,12 +76,16 @@ fn shipped(
     ptx_text: bool,
     name: &str,
 ) -> Result<Loaded> {
-    let what = if ptx_text { "shipped PTX" } else { "shipped image" };
+    let what = if ptx_text {
+        "shipped PTX"
+    } else {
+        "shipped image"
+    };
     let module = load_static(context, code, ptx_text)?;
     let function = module.load_function(name).map_err(|e| {
         // PTX says what it holds; an image's names would take a parser of its own.
         let holds = if ptx_text {
-            let entries = crate::ptx::entries(&String::from_utf8_lossy(code));
+            let entries = crate::cuda_text::ptx_entries(&String::from_utf8_lossy(code));
             if entries.is_empty() {
                 "; it holds no kernels".to_string()
             } else {

@@ -1,7 +1,7 @@
-//! Which macro names a kernel's source reads: a tuning parameter the source never names
-//! (a block size or a kernel choice that only the launch uses) is no define, so it does not
-//! multiply the compilations: a space of block sizes × kernel versions compiles each distinct
-//! program once.
+//! What CUDA source and PTX text say about themselves, read without a compiler: which
+//! macro names a kernel's source reads (a tuning parameter the source never names only
+//! changes the launch, so it is no define and its values share one compilation), and which
+//! kernels a PTX text defines.
 
 use std::collections::HashSet;
 
@@ -44,6 +44,19 @@ pub fn identifiers(text: &str) -> HashSet<String> {
         }
     }
     out
+}
+
+/// The kernel symbols a PTX text defines (`.visible .entry NAME(`), in order.
+pub fn ptx_entries(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter_map(|l| {
+            let rest = l.trim_start();
+            let rest = rest.strip_prefix(".visible").unwrap_or(rest).trim_start();
+            let rest = rest.strip_prefix(".entry")?.trim_start();
+            let end = rest.find(|c: char| c == '(' || c.is_whitespace())?;
+            Some(rest[..end].to_string())
+        })
+        .collect()
 }
 
 #[cfg(test)]
