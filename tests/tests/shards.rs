@@ -262,6 +262,35 @@ fn devices_run_one_shard_each_at_once_and_merge() {
     let names: Vec<&str> = merged.iter().map(|v| v.0.as_str()).collect();
     assert_eq!(names, ["base", "work_1", "work_2", "work_4", "work_8"]);
 
+    // The shards' stores sit beside the store they feed: a search into another store measures
+    // everything afresh, and one into the same store resumes its shards and says so.
+    assert!(bundle.join("gputune.shard-1-of-2.db").is_file());
+    assert!(!bundle.join("gputune-shard-1-of-2.db").exists());
+    let other = dir.join("other.db");
+    let o = other.to_str().expect("utf-8");
+    let afresh = bundled(&bundle, &["run-bundle", b, "--devices", "0,1", "--db", o]);
+    assert!(afresh.status.success(), "{}", text(&afresh));
+    assert_eq!(
+        stderr(&afresh).matches("Done: 0 run(s)").count(),
+        0,
+        "{}",
+        text(&afresh)
+    );
+    assert!(!stderr(&afresh).contains("resuming"), "{}", text(&afresh));
+    assert!(dir.join("other.shard-2-of-2.db").is_file());
+    let names: Vec<String> = report(&bin, &other).into_iter().map(|v| v.0).collect();
+    assert_eq!(names, ["base", "work_1", "work_2", "work_4", "work_8"]);
+    let resumed = bundled(&bundle, &["run-bundle", b, "--devices", "0,1", "--db", o]);
+    assert!(resumed.status.success(), "{}", text(&resumed));
+    let said = stderr(&resumed);
+    assert_eq!(
+        said.matches("resuming the search into").count(),
+        2,
+        "{said}"
+    );
+    assert!(said.contains("other.shard-1-of-2.db"), "{said}");
+    assert_eq!(said.matches("Done: 0 run(s)").count(), 2, "{said}");
+
     let twice = bundled(&bundle, &["run-bundle", b, "--devices", "0,0"]);
     assert_eq!(twice.status.code(), Some(2), "{}", text(&twice));
     let all = bundled(&bundle, &["run-bundle", b, "--devices", "all"]);

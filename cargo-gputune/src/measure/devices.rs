@@ -1,6 +1,7 @@
 //! `run-bundle --devices`: the GPUs of one host measuring one bundle at once. Each GPU gets a
-//! shard (`run-bundle --shard I/N --device D`, a child process of its own), and the shards'
-//! stores are merged when every child is done. Every bench process measures base as the
+//! shard (`run-bundle --shard I/N --device D`, a child process of its own) whose store sits
+//! beside the store it feeds ([`shard_store`]), and the shards' stores are merged into it when
+//! every child is done. Every bench process measures base as the
 //! control of its variants, so each speedup is against base on the same physical GPU; a GPU
 //! that fails or is lost ends its own shard only.
 
@@ -60,6 +61,28 @@ pub fn ordinals(spec: &str, dir: &Path) -> Result<Vec<u32>> {
     Ok(found)
 }
 
+/// The store shard `shard` of a search into `target` writes: beside `target`, named for it
+/// (`runs/a.db` → `runs/a.shard-1-of-2.db`), so that a search into another store starts afresh
+/// and one into the same store resumes its shards.
+pub fn shard_store(target: &Path, shard: Shard) -> PathBuf {
+    let stem = target.file_stem().map_or_else(
+        || "gputune".to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    target.with_file_name(format!(
+        "{stem}.shard-{}-of-{}.db",
+        shard.index, shard.count
+    ))
+}
+
+/// What a shard's store holds, for the line that says a search resumes from it.
+fn resumed(store: &Path) -> String {
+    match Store::open(store).and_then(|s| s.measurements()) {
+        Ok(rows) => format!("{} result(s) kept", rows.len()),
+        Err(e) => format!("unreadable: {e}"),
+    }
+}
+
 /// Runs the bundle in `args.dir` on `devices` at once, one shard each, and merges the shards
 /// into `target`; returns the exit code: 0 when every shard finished, 1 when one did not
 /// (what the others measured is merged all the same).
@@ -83,10 +106,21 @@ pub fn run(args: &RunBundle, devices: &[u32], target: &Path, out: &mut Output) -
             index: i + 1,
             count,
         };
+        let store = shard_store(target, shard);
+        if store.is_file() {
+            out.status(&format!(
+                "device {d}, shard {shard}: resuming the search into {} from {} ({})",
+                target.display(),
+                store.display(),
+                resumed(&store)
+            ));
+        }
         let log = logs.join(format!("device-{d}.log"));
         let mut cmd = Command::new(&me);
         cmd.arg("run-bundle")
             .arg(&args.dir)
+            .arg("--db")
+            .arg(&store)
             .args([
                 "--color",
                 "never",
@@ -126,7 +160,7 @@ pub fn run(args: &RunBundle, devices: &[u32], target: &Path, out: &mut Output) -
         if !status.success() {
             failed.push(d);
         }
-        let store = args.dir.join(shard.store_name());
+        let store = shard_store(target, shard);
         if store.is_file() {
             stores.push(store);
         }
@@ -155,5 +189,24 @@ pub fn run(args: &RunBundle, devices: &[u32], target: &Path, out: &mut Output) -
             target.display()
         ));
         Ok(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_s_store_is_beside_the_store_it_feeds_and_named_for_it() {
+        let shard = Shard { index: 2, count: 4 };
+        assert_eq!(
+            shard_store(Path::new("/runs/first.db"), shard),
+            Path::new("/runs/first.shard-2-of-4.db")
+        );
+        // Two searches of one bundle into two stores never share a shard's store.
+        assert_ne!(
+            shard_store(Path::new("/runs/first.db"), shard),
+            shard_store(Path::new("/runs/second.db"), shard)
+        );
     }
 }
