@@ -359,9 +359,10 @@ mod tests {
         let dir = scratch("launchers");
         std::fs::write(
             dir.join("src/l.cu"),
-            "__global__ void k(int* x) { x[0] = IPT; }\n\
+            "__host__ __device__ inline int per_thread() { return IPT; }\n\
+             __global__ void k(int* x) { x[0] = per_thread(); }\n\
              extern \"C\" int go(int* x, cudaStream_t s) { k<<<1, 1, 0, s>>>(x); \
-             return (int)cudaGetLastError(); }\n",
+             return (int)cudaGetLastError() + per_thread(); }\n",
         )
         .expect("source");
         let nvcc = Ok(nvcc);
@@ -395,6 +396,25 @@ mod tests {
         assert!(directives
             .iter()
             .any(|d| d == "rustc-link-lib=static=gputune_p_src_l_cu"));
+        // Nothing the variants define for others is shared: not even the inline function whose
+        // body reads IPT (a weak symbol), which the linker would otherwise keep once for all.
+        let archive = dir.join("gputune/launchers/gputune_p_src_l_cu/libgputune_p_src_l_cu.a");
+        let nm = std::process::Command::new("nm")
+            .args(["--defined-only", "--extern-only", "-P"])
+            .arg(&archive)
+            .output()
+            .expect("nm runs");
+        let listed = String::from_utf8_lossy(&nm.stdout);
+        let names: Vec<&str> = listed
+            .lines()
+            .filter(|l| !l.is_empty() && !l.contains('['))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        let inline = names
+            .iter()
+            .filter(|n| n.starts_with("_Z10per_threadv__gputune_"));
+        assert_eq!(inline.count(), 2, "one per variant: {listed}");
+        assert!(names.iter().all(|n| n.contains("__gputune_")), "{listed}");
         let _ = std::fs::remove_dir_all(dir);
     }
 

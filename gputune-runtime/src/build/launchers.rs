@@ -1,7 +1,7 @@
-//! C++ launchers in one static library: each variant's object with its launchers renamed to
-//! symbols of their own (`scale_launch__gputune_<key>`) and every other strong symbol made
-//! local (the kernels' host stubs have the same C++ names in every variant), archived
-//! together and linked with the CUDA runtime; the table `gputune_macros::launchers!` reads.
+//! C++ launchers in one static library: each variant's object with every symbol it defines
+//! for others renamed to one of its own (`scale_launch__gputune_<key>`: the kernels' host
+//! stubs and inline functions have the same C++ names in every variant), archived together
+//! and linked with the CUDA runtime; the table `gputune_macros::launchers!` reads.
 
 use std::path::Path;
 use std::process::Command;
@@ -161,8 +161,8 @@ pub fn library(
     Ok((table, text, directives))
 }
 
-/// Writes `raw` with `file`'s launchers renamed for the variant and every other strong
-/// global symbol made local, to `object`; fails naming a launcher the object lacks.
+/// Writes `raw` with every symbol it defines renamed for the variant, to `object`; fails
+/// naming a launcher the object lacks.
 fn rename_launchers(
     file: &CudaFile,
     job: &Job,
@@ -201,21 +201,22 @@ fn rename_launchers(
             });
         }
     }
-    let mut command = Command::new(binutil("OBJCOPY", "objcopy"));
-    for name in &launchers {
-        command.arg(format!(
-            "--redefine-sym={name}={}",
-            variant_symbol(name, key)
-        ));
-    }
-    // Weak symbols (inline functions, templates) stay as they are: the linker keeps one
-    // copy. Strong ones would clash between variants.
-    for (name, kind) in &symbols {
-        if !launchers.contains(name) && matches!(kind, 'T' | 'D' | 'B' | 'R') {
-            command.arg(format!("--localize-symbol={name}"));
-        }
-    }
-    tool(command.arg(raw).arg(object))?;
+    // Every symbol the object defines for others gets the variant's suffix, weak ones too:
+    // an inline function or a template that reads a tuning macro has the same C++ name in
+    // every variant and another body, and the linker would keep one body for all of them
+    // (their COMDAT groups, named by those symbols, are renamed with them).
+    let renames: String = symbols
+        .iter()
+        .map(|(name, _)| format!("{name} {}\n", variant_symbol(name, key)))
+        .collect();
+    let map = object.with_extension("syms");
+    std::fs::write(&map, renames).map_err(io(&map))?;
+    tool(
+        Command::new(binutil("OBJCOPY", "objcopy"))
+            .arg(format!("--redefine-syms={}", map.display()))
+            .arg(raw)
+            .arg(object),
+    )?;
     let renamed = defined(object)?;
     for name in &launchers {
         let want = variant_symbol(name, key);
