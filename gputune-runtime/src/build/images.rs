@@ -415,6 +415,23 @@ mod tests {
             .filter(|n| n.starts_with("_Z10per_threadv__gputune_"));
         assert_eq!(inline.count(), 2, "one per variant: {listed}");
         assert!(names.iter().all(|n| n.contains("__gputune_")), "{listed}");
+        // Nor a COMDAT group (dim3's constructors are one, named by a local symbol): the linker
+        // keeps one group of a name, and calls from the other variants into it pointed nowhere.
+        let groups = std::process::Command::new("readelf")
+            .arg("-g")
+            .arg(&archive)
+            .output()
+            .expect("readelf runs");
+        let groups = String::from_utf8_lossy(&groups.stdout);
+        let signatures: Vec<&str> = groups
+            .lines()
+            .filter(|l| l.contains("COMDAT group section"))
+            .collect();
+        assert!(!signatures.is_empty(), "{groups}");
+        assert!(
+            signatures.iter().all(|l| l.contains("__gputune_")),
+            "{groups}"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 

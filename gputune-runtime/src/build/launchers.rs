@@ -16,11 +16,12 @@ type Symbol = (String, char);
 
 /// The defined global symbols of `object` (`nm --defined-only --extern-only -P`).
 fn defined(object: &Path) -> Result<Vec<Symbol>, BuildError> {
-    let out = tool(
-        Command::new(binutil("NM", "nm"))
-            .args(["--defined-only", "--extern-only", "-P"])
-            .arg(object),
-    )?;
+    symbols(object, &["--defined-only", "--extern-only", "-P"])
+}
+
+/// The symbols `nm` lists of `object` with `flags`.
+fn symbols(object: &Path, flags: &[&str]) -> Result<Vec<Symbol>, BuildError> {
+    let out = tool(Command::new(binutil("NM", "nm")).args(flags).arg(object))?;
     Ok(out
         .lines()
         .filter_map(|l| {
@@ -201,11 +202,16 @@ fn rename_launchers(
             });
         }
     }
-    // Every symbol the object defines for others gets the variant's suffix, weak ones too:
-    // an inline function or a template that reads a tuning macro has the same C++ name in
-    // every variant and another body, and the linker would keep one body for all of them
-    // (their COMDAT groups, named by those symbols, are renamed with them).
-    let renames: String = symbols
+    // Every symbol the object defines gets the variant's suffix, weak and local ones too: an
+    // inline function or a template that reads a tuning macro has the same C++ name in every
+    // variant and another body, and the linker keeps one COMDAT group of a name for all of
+    // them. A group is named by a symbol (`_ZN4dim3C5Ejjj`, local), so renaming every defined
+    // symbol renames every group: a group left shared would be dropped from all objects but
+    // one, and the others' calls into it would point nowhere.
+    let mut all = self::symbols(raw, &["--defined-only", "-P"])?;
+    all.sort();
+    all.dedup_by(|a, b| a.0 == b.0);
+    let renames: String = all
         .iter()
         .map(|(name, _)| format!("{name} {}\n", variant_symbol(name, key)))
         .collect();
