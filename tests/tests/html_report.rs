@@ -241,3 +241,56 @@ fn the_recorded_16020_point_store_makes_a_small_page_that_works() {
     check_page(&page, 16_021, ("unroll", "4"), &dir.join("report.png"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The store of candle's three kernels (BENCHMARKS.md, 2026-11-28): the page's function filter
+/// lists the three functions, and choosing one offers only its groups and shows its first.
+#[test]
+fn the_function_filter_offers_one_function_s_groups() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let db = root().join("benchmarks/2026-11-28-h200-candle-ops/search-1.db");
+    let dir = temp_dir("html-functions");
+    let bin = cargo_gputune();
+    let page = dir.join("report.html");
+    let out = std::process::Command::new(&bin)
+        .args(["gputune", "report", "--top", "0", "--db"])
+        .arg(&db)
+        .arg("--html")
+        .arg(&page)
+        .current_dir(&dir)
+        .output()
+        .expect("cargo-gputune runs");
+    assert!(out.status.success(), "{}", text(&out));
+    let mut b = match Browser::launch(1400, 1800) {
+        Ok(b) => b,
+        Err(why) => return skipped(&format!("Chromium cannot run here: {why}")),
+    };
+    b.open(&page).expect("the page opens");
+    until(
+        &mut b,
+        "performance.getEntriesByName('gputune-rendered').length > 0",
+    );
+    let options = |b: &mut Browser, id: &str| -> Vec<String> {
+        let js = format!("[...document.getElementById('{id}').options].map(o => o.textContent)");
+        serde_json::from_value(b.eval(&js).expect("options")).expect("strings")
+    };
+    assert_eq!(
+        options(&mut b, "function"),
+        ["all", "layernorm", "rmsnorm", "softmax"]
+    );
+    assert_eq!(options(&mut b, "group").len(), 9, "every group at first");
+    let choose = "const s = document.getElementById('function'); s.value = 'softmax'; \
+                  s.dispatchEvent(new Event('change')); true";
+    assert_eq!(b.eval(choose).expect("chooses"), Value::Bool(true));
+    let groups = options(&mut b, "group");
+    assert_eq!(groups.len(), 3, "{groups:?}");
+    assert!(
+        groups.iter().all(|g| g.contains("softmax.softmax")),
+        "{groups:?}"
+    );
+    until(
+        &mut b,
+        "document.getElementById('title').textContent.includes('softmax')",
+    );
+    assert_eq!(b.errors(), Vec::<String>::new(), "console errors");
+    let _ = std::fs::remove_dir_all(&dir);
+}

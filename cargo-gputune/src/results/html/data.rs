@@ -44,6 +44,8 @@ pub struct Page {
 pub struct GroupData {
     /// `pkg / bench.function [ct] on DEVICE`, as the terminal report heads it.
     pub title: String,
+    /// The tuned function, for the page's function filter.
+    pub function: String,
     /// The tuned function's parameters (empty when the store keeps no `#[tune]` attribute).
     pub params: Vec<ParamData>,
     /// The runtime workloads, base's first.
@@ -279,6 +281,7 @@ pub fn page(store: &str, table: &FullTable<'_>, specs: &Specs, dated: &[Dated]) 
             }
             GroupData {
                 title: crate::results::present::title(g),
+                function: g.function.clone(),
                 params,
                 workloads,
                 unit,

@@ -363,8 +363,23 @@
     $('source').textContent = 'from ' + DATA.store + ' · ' + DATA.groups.length + ' group' + (DATA.groups.length === 1 ? '' : 's');
     $('head').innerHTML = ['#'].concat(DATA.header).map((h) => '<span role="columnheader" data-col="' + esc(h) + '">' + esc(h) + '</span>').join('');
     $('legend').innerHTML = DATA.legend.map((l) => '<li>' + esc(l) + '</li>').join('');
-    $('group').innerHTML = DATA.groups.map((g, k) => '<option value="' + k + '">' + esc(g.title) + '</option>').join('');
-    $('group-choice').hidden = DATA.groups.length < 2;
+    // The groups of one function, or of all: the group list offers only those.
+    const groupsOf = (f) => DATA.groups.map((g, k) => [g, k]).filter(([g]) => f === '' || g.function === f);
+    const listGroups = (f) => {
+      const shown = groupsOf(f);
+      $('group').innerHTML = shown.map(([g, k]) => '<option value="' + k + '">' + esc(g.title) + '</option>').join('');
+      $('group-choice').hidden = shown.length < 2;
+      return shown;
+    };
+    const functions = [...new Set(DATA.groups.map((g) => g.function))].sort();
+    $('function').innerHTML = '<option value="">all</option>' +
+      functions.map((f) => '<option value="' + esc(f) + '">' + esc(f) + '</option>').join('');
+    $('function-choice').hidden = functions.length < 2;
+    $('function').addEventListener('change', (e) => {
+      const shown = listGroups(e.target.value);
+      if (shown.length) showGroup(shown[0][1]);
+    });
+    listGroups('');
     $('group').addEventListener('change', (e) => showGroup(+e.target.value));
     $('head').addEventListener('click', (e) => {
       const col = e.target.dataset && e.target.dataset.col;
