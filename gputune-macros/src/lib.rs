@@ -283,13 +283,17 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
             let body = escape_dollars(quote!(#body));
             let path = format!("/gputune/{name}.rs");
+            let count = spec.sizes.len();
             // The size is read before the body runs (which may move the arguments); the
             // dispatch the helper wrote picks the winner of its range. Evaluated even where
             // no per-size entry is applied, so a wrong expression fails every build alike.
-            let size = spec.size.as_ref().map(|s| {
-                let tokens = &s.tokens;
+            let size = (!spec.sizes.is_empty()).then(|| {
+                let tokens = spec.sizes.iter().map(|s| &s.tokens);
                 quote! {
-                    let __gputune_size: u64 = ::gputune_runtime::tuned::size_value(&(#tokens));
+                    let __gputune_sizes: [u64; #count] =
+                        [#(::gputune_runtime::tuned::size_value(&(#tokens))),*];
+                    #[allow(unused_variables)]
+                    let __gputune_size: u64 = __gputune_sizes[0];
                 }
             });
             syn::parse_quote!({
@@ -317,9 +321,9 @@ fn capture_call(function: &syn::ItemFn, spec: &TuneSpec) -> proc_macro2::TokenSt
         .map(|t| &t.ident)
         .collect();
     let names = idents.iter().map(|i| i.to_string());
-    let sizes = spec.size.iter().map(|s| {
+    let sizes = spec.sizes.iter().enumerate().map(|(i, s)| {
         let axis = &s.axis;
-        quote!((#axis, __gputune_size))
+        quote!((#axis, __gputune_sizes[#i]))
     });
     quote! {
         if ::gputune_runtime::capture::enabled() {

@@ -395,7 +395,14 @@ fn captured_calls_are_searched_on_exactly_their_sizes() {
     // The application: `work` at two sizes (one of them twice; 50 000 is not a size the bench
     // declares), `pick` once.
     let out = Command::new(&probe_bin)
-        .args(["work:50000", "work:320000", "work:50000", "7"])
+        .args([
+            "work:50000",
+            "work:320000",
+            "work:50000",
+            "7",
+            "shape:4096x1",
+            "shape:1x4096",
+        ])
         .env("GPUTUNE_CAPTURE", &captures)
         .output()
         .expect("the probe runs");
@@ -412,6 +419,15 @@ fn captured_calls_are_searched_on_exactly_their_sizes() {
         .collect();
     assert_eq!(sizes, [(50_000, 2), (320_000, 1)]);
     assert!(read.iter().any(|c| c.function == "pick"));
+    // A shape is captured as one, each axis with its value: 4096 × 1 is not 1 × 4096.
+    let shaped = read
+        .iter()
+        .find(|c| c.function == "shaped")
+        .expect("shaped captured");
+    let shapes: Vec<Vec<(String, u64)>> =
+        shaped.workloads.iter().map(|w| w.sizes.clone()).collect();
+    let shape = |r: u64, c: u64| vec![("Rows".to_string(), r), ("Cols".to_string(), c)];
+    assert_eq!(shapes, [shape(1, 4096), shape(4096, 1)]);
 
     let db = dir.join("gputune.db");
     let bin = cargo_gputune();
@@ -436,6 +452,7 @@ fn captured_calls_are_searched_on_exactly_their_sizes() {
     assert!(out.status.success(), "{said}");
     assert!(said.contains("Elements=[50000,320000]"), "{said}");
     assert!(said.contains("no bench tunes `pick`"), "{said}");
+    assert!(said.contains("no bench tunes `shaped`"), "{said}");
     let report = gputune(
         &bin,
         PACKAGE,

@@ -46,8 +46,10 @@ pub struct TuneSpec {
     pub requires: Vec<Expr>,
     /// The production default, one value per parameter, in declaration order.
     pub base: Vec<Value>,
-    /// `size(Axis = expr)`: what production builds dispatch per-size winners on, if declared.
-    pub size: Option<SizeSpec>,
+    /// `size(Axis = expr, …)`: each runtime axis a call's workload has, and the expression of
+    /// its value. Production builds dispatch per-size winners on the first ([`TuneSpec::size`]);
+    /// capture records them all (a shape: 4096 × 1 is not 1 × 4096).
+    pub sizes: Vec<SizeSpec>,
 }
 
 /// `size(Elements = n)`: the value of the bench's runtime axis `Elements` that a call of the
@@ -120,6 +122,11 @@ impl ConstType {
 }
 
 impl TuneSpec {
+    /// The size axis per-size winners dispatch on: the first of `size(…)`, if declared.
+    pub fn size(&self) -> Option<&SizeSpec> {
+        self.sizes.first()
+    }
+
     /// The `TUNED` item every variant's body sees ([`TuneSpec::tuned_item_with`]), with the
     /// function's table of parameters written inline: for a build with one variant (base
     /// alone, or the macro without a build script).

@@ -13,7 +13,7 @@ use crate::{Form, GrammarError, Param, SizeSpec, TuneSpec};
 const FORMS: &str = "write `name = a..=b`, `name = a..b`, `name = (a..=b).step_by(s)`, `name = pow2(a..=b)` or `name = [v1, v2, …]` (integers, booleans, identifiers or strings)";
 const ITEMS: &str =
     "expected `name = values`, `require(expr)`, `base(name = value, …)` or `size(Axis = expr)`";
-const SIZE: &str = "size(…) names the bench's runtime axis and the expression of the function's arguments that holds its value in a call: `size(Elements = n)`, `size(Elements = x.len())`, or `size(\"Elements\" = n)`";
+const SIZE: &str = "size(…) names the bench's runtime axis and the expression of the function's arguments that holds its value in a call: `size(Elements = n)`, `size(Elements = x.len())`, `size(\"Elements\" = n)`, or several axes of a shape, `size(Rows = rows, Cols = cols)`";
 const REQUIRE: &str = "require(…) allows integer literals, booleans, parameter names, + - * / %, comparisons, &&, ||, !, min(a, b) and max(a, b)";
 
 /// Largest exponent `pow2` accepts: 2^62 still fits an `i64`.
@@ -30,7 +30,7 @@ enum Item {
     Param(syn::Ident, syn::Expr),
     Require(Span, syn::Expr),
     Base(Span, Punctuated<syn::MetaNameValue, Token![,]>),
-    Size(Span, SizeSpec),
+    Size(Span, Vec<SizeSpec>),
 }
 
 fn parse_item(input: ParseStream<'_>) -> syn::Result<Item> {
@@ -46,7 +46,7 @@ fn parse_item(input: ParseStream<'_>) -> syn::Result<Item> {
         let content;
         syn::parenthesized!(content in input);
         if ident == "size" {
-            return Ok(Item::Size(ident.span(), parse_size(&content)?));
+            return Ok(Item::Size(ident.span(), parse_sizes(&content)?));
         }
         return if ident == "require" {
             Ok(Item::Require(ident.span(), content.parse()?))
@@ -60,7 +60,31 @@ fn parse_item(input: ParseStream<'_>) -> syn::Result<Item> {
     Err(syn::Error::new(ident.span(), ITEMS))
 }
 
-/// The inside of `size(…)`: an axis (identifier or string, marks dropped), `=`, an expression.
+/// The inside of `size(…)`: one or more `Axis = expr`, separated by commas, each axis once.
+fn parse_sizes(input: ParseStream<'_>) -> syn::Result<Vec<SizeSpec>> {
+    let mut out: Vec<SizeSpec> = Vec::new();
+    loop {
+        let span = input.span();
+        let s = parse_size(input)?;
+        if out.iter().any(|o| o.axis == s.axis) {
+            return Err(syn::Error::new(
+                span,
+                format!("size axis `{}` is given twice", s.axis),
+            ));
+        }
+        out.push(s);
+        if input.is_empty() {
+            return Ok(out);
+        }
+        input.parse::<Token![,]>()?;
+        if input.is_empty() {
+            return Ok(out);
+        }
+    }
+}
+
+/// One `Axis = expr` of `size(…)`: an axis (identifier or string, marks dropped), `=`, an
+/// expression (up to a comma outside brackets).
 fn parse_size(input: ParseStream<'_>) -> syn::Result<SizeSpec> {
     // Not `input.error`: at the end of the parentheses it would start "unexpected end of input".
     let bad = || syn::Error::new(input.span(), SIZE);
@@ -85,12 +109,13 @@ fn parse_size(input: ParseStream<'_>) -> syn::Result<SizeSpec> {
         return Err(bad());
     }
     input.parse::<Token![=]>()?;
-    let tokens: TokenStream = input.parse()?;
-    if tokens.is_empty() {
+    if input.is_empty() || input.peek(Token![,]) {
         return Err(bad());
     }
-    syn::parse2::<syn::Expr>(tokens.clone())
+    let expr: syn::Expr = input
+        .parse()
         .map_err(|e| syn::Error::new(e.span(), format!("{e}; {SIZE}")))?;
+    let tokens: TokenStream = quote::ToTokens::to_token_stream(&expr);
     Ok(SizeSpec {
         axis,
         expr: tokens.to_string(),
@@ -121,7 +146,7 @@ pub fn parse_tokens(tokens: TokenStream) -> Result<TuneSpec, GrammarError> {
     let mut params: Vec<Param> = Vec::new();
     let mut requires: Vec<(Span, syn::Expr)> = Vec::new();
     let mut base: Option<(Span, Punctuated<syn::MetaNameValue, Token![,]>)> = None;
-    let mut size: Option<SizeSpec> = None;
+    let mut sizes: Vec<SizeSpec> = Vec::new();
     for item in items {
         match item {
             Item::Param(name, expr) => {
@@ -160,10 +185,10 @@ pub fn parse_tokens(tokens: TokenStream) -> Result<TuneSpec, GrammarError> {
                 base = Some((span, list));
             }
             Item::Size(span, s) => {
-                if size.is_some() {
+                if !sizes.is_empty() {
                     return Err(GrammarError::new(span, "`size(…)` is given twice"));
                 }
-                size = Some(s);
+                sizes = s;
             }
         }
     }
@@ -278,7 +303,7 @@ pub fn parse_tokens(tokens: TokenStream) -> Result<TuneSpec, GrammarError> {
         params,
         requires: require_exprs,
         base: base_values.into_iter().flatten().collect(),
-        size,
+        sizes,
     };
     if let Some((span, _)) = requires.first() {
         if spec.space().is_empty() {
@@ -697,22 +722,40 @@ mod tests {
     fn size_names_an_axis_and_an_expression() {
         let s = parse_str("ipt = [1, 2], size(Elements = x.len().min(y.len())), base(ipt = 1)")
             .expect("valid");
-        let size = s.size.as_ref().expect("declared");
+        let size = s.size().expect("declared");
         assert_eq!(size.axis, "Elements");
         assert_eq!(size.expr, "x . len () . min (y . len ())");
         // A string names an axis that is not an identifier; marks are dropped.
         let s =
             parse_str("size(\"Elements{io}\" = n), ipt = [1, 2], base(ipt = 1)").expect("valid");
-        assert_eq!(s.size.as_ref().map(|z| z.axis.as_str()), Some("Elements"));
+        assert_eq!(s.size().map(|z| z.axis.as_str()), Some("Elements"));
         assert_eq!(s.space().len(), 2, "size adds no parameter");
         assert!(parse_str("ipt = [1], base(ipt = 1)")
             .expect("valid")
-            .size
+            .size()
             .is_none());
         // A parameter may still be called `size`.
         let s = parse_str("size = [1, 2], base(size = 1)").expect("valid");
         assert_eq!(s.params[0].name, "size");
-        assert!(s.size.is_none());
+        assert!(s.size().is_none());
+    }
+
+    #[test]
+    fn a_shape_is_several_size_axes_in_order() {
+        let s = parse_str(
+            "ipt = [1, 2], size(Rows = shape.0, Cols = x.len().max(y.len())), base(ipt = 1)",
+        )
+        .expect("valid");
+        let axes: Vec<&str> = s.sizes.iter().map(|z| z.axis.as_str()).collect();
+        assert_eq!(axes, ["Rows", "Cols"]);
+        assert_eq!(s.sizes[1].expr, "x . len () . max (y . len ())");
+        assert_eq!(
+            s.size().map(|z| z.axis.as_str()),
+            Some("Rows"),
+            "dispatch on the first"
+        );
+        assert!(err("ipt = [1], size(Rows = r, Rows = c), base(ipt = 1)").contains("twice"));
+        assert!(err("ipt = [1], size(Rows = r,, Cols = c), base(ipt = 1)").starts_with("size(…)"));
     }
 
     #[test]

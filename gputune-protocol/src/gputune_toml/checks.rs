@@ -93,7 +93,7 @@ fn range_note(e: &Entry) -> String {
 
 /// A per-size entry's axis must be the one the function dispatches on.
 fn size_axis(function: &str, spec: &TuneSpec, r: &SizeRange) -> Result<(), String> {
-    match &spec.size {
+    match spec.size() {
         None => Err(format!(
             "a per-size entry ({}), but `{function}` declares no size to dispatch on: add \
              `size({} = …)` to its #[tune], naming the argument that holds the size",

@@ -312,7 +312,7 @@ pub fn generate_from(inputs: &Inputs) -> Result<Generated, BuildError> {
                     label: dispatch.arms[e.arm].label.clone(),
                 })
                 .collect(),
-            size_axis: f.spec.size.as_ref().map(|s| s.axis.clone()),
+            size_axis: f.spec.size().map(|s| s.axis.clone()),
         });
     }
     let values: Vec<String> = all_labels.iter().map(|l| format!("{l:?}")).collect();

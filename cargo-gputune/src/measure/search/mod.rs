@@ -289,6 +289,16 @@ pub fn search(
             production(ws, args, &target, &code_revision, &mut counters, out)?;
         let revision = measured_revision(&code_revision, &bench_args);
         let declared = protocol::list(&base_bin, &[])?;
+        // A target none of whose benches -R selects is not listed again with -a: its benches
+        // need not have the axes (a captured function's, say).
+        if let Some(r) = &regex {
+            let selected = declared
+                .iter()
+                .any(|b| r.is_match(&b.name) || b.tunes.as_deref().is_some_and(|f| r.is_match(f)));
+            if !selected {
+                continue;
+            }
+        }
         let filtered = protocol::list(&base_bin, &user_axes)
             .with_context(|| format!("bench target `{}`", target.bench))?;
         for (info, declared_info) in filtered.iter().zip(&declared) {

@@ -88,7 +88,17 @@ fn per_size_analysis(
     notes: &mut Vec<String>,
 ) -> Result<Option<Analysis>> {
     let what = format!("{}.{} [{}]", g.bench, g.function, g.ct_workload);
-    let Some(declared) = &spec.size else {
+    if spec.sizes.len() > 1 {
+        let axes: Vec<&str> = spec.sizes.iter().map(|s| s.axis.as_str()).collect();
+        notes.push(format!(
+            "{what}: `{}` declares a shape of several size axes ({}); per-size winners are \
+             applied over one axis only, so one winner applied",
+            g.function,
+            axes.join(" × ")
+        ));
+        return Ok(None);
+    }
+    let Some(declared) = spec.size() else {
         notes.push(format!(
             "{what}: `{}` declares no size to dispatch on (add size(Axis = expr) to its \
              #[tune]); one winner applied",
@@ -130,10 +140,7 @@ fn per_size_plan(
     measured_on: Option<String>,
     what: &str,
 ) -> Planned {
-    let axis = spec
-        .size
-        .as_ref()
-        .map_or_else(String::new, |s| s.axis.clone());
+    let axis = spec.size().map_or_else(String::new, |s| s.axis.clone());
     let ranges = analysis.ranges();
     let mut entries = Vec::new();
     for (from, below, label) in &ranges {
