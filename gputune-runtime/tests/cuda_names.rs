@@ -1,6 +1,6 @@
 //! On a GPU: the kernel handle finds kernels by their C++ names (NVRTC name expressions),
 //! loads the lowered symbol and launches it, with each tuning parameter as a define. Without
-//! a driver the test says it was skipped. `bash scripts/build-gpu.sh names` builds it into
+//! a driver the test says it was skipped. `bash scripts/gpu/build-gpu.sh names` builds it into
 //! `.gpu/cuda-names-test`, which runs on the GPU machine as it is.
 #![cfg(feature = "cuda")]
 

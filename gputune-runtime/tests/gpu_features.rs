@@ -1,7 +1,7 @@
 //! On a GPU: a launch asking for more than 48 KiB of dynamic shared memory is opted in to by
 //! the kernel handle's `check` and runs (up to the device's opt-in limit, beyond which it is
 //! invalid), and half-precision outputs verify on the device by value. Without a driver each
-//! test says it was skipped. `bash scripts/build-gpu.sh features` builds the test into
+//! test says it was skipped. `bash scripts/gpu/build-gpu.sh features` builds the test into
 //! `.gpu/gpu-features-test`, which runs on the GPU machine as it is.
 #![cfg(feature = "cuda")]
 

@@ -2,7 +2,7 @@
 //! BlockLoad, BlockReduce and BlockRadixSort) and a header handed over by name compile through
 //! the kernel handle with no include path written, launch, and compute the right answers; a
 //! register limit as a tuning parameter changes the registers recorded. Without a driver each
-//! test says it was skipped. `bash scripts/build-gpu.sh real-kernels` builds it into
+//! test says it was skipped. `bash scripts/gpu/build-gpu.sh real-kernels` builds it into
 //! `.gpu/real-kernels-test`, which runs on the GPU machine as it is.
 #![cfg(feature = "cuda")]
 

@@ -7,7 +7,7 @@
 //! `tests/fuzz/regressions/TARGET/` (inputs that once failed), so a fixed bug stays fixed.
 //! Then it runs generated inputs until its budget is spent: `GPUTUNE_FUZZ_SECONDS` seconds
 //! (default [`CI_SECONDS`], what `cargo test` spends), with `GPUTUNE_FUZZ_SEED` choosing the
-//! stream (default: a fixed seed in `cargo test`, so CI is reproducible; `scripts/fuzz.sh`
+//! stream (default: a fixed seed in `cargo test`, so CI is reproducible; `scripts/local/fuzz.sh`
 //! passes a fresh one). A failing input is written to the regression folder under its hash,
 //! and the test fails naming the file; an input that runs longer than [`HANG_SECONDS`] is
 //! written there too, and the process aborts (a hang cannot be unwound).

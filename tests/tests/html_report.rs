@@ -2,7 +2,7 @@
 //! README quick start's store and on the recorded 16,020-point store of issue 17, the page
 //! opens without console errors, its table holds every variant, sorting and filtering change
 //! the rows, and a screenshot is taken. Where Chromium cannot run, each test says it was
-//! skipped. How fast the page opens is measured by `scripts/report-png.py` (BENCHMARKS.md),
+//! skipped. How fast the page opens is measured by `scripts/local/report-png.py` (BENCHMARKS.md),
 //! not asserted here; the time is printed.
 
 use std::path::Path;

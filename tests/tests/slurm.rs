@@ -1,4 +1,4 @@
-//! `cargo gputune slurm` through a real SLURM (`scripts/slurm-start.sh` starts a single-node
+//! `cargo gputune slurm` through a real SLURM (`scripts/local/slurm-start.sh` starts a single-node
 //! one; `.ci/run` does): the spin fixture's bundle as a job array of two tasks, one of them
 //! cancelled mid-run, then the same array submitted again, which completes the search, losing
 //! nothing the cancelled task stored and measuring nothing twice. Without a SLURM that
@@ -15,7 +15,9 @@ fn slurm_answers() -> Result<(), String> {
     let out = Command::new("sinfo")
         .args(["-h", "-o", "%T"])
         .output()
-        .map_err(|e| format!("no SLURM here (sinfo: {e}); `scripts/slurm-start.sh` starts one"))?;
+        .map_err(|e| {
+            format!("no SLURM here (sinfo: {e}); `scripts/local/slurm-start.sh` starts one")
+        })?;
     let states = String::from_utf8_lossy(&out.stdout).to_string();
     if out.status.success()
         && ["idle", "mixed", "alloc"]

@@ -2,7 +2,7 @@
 //! verified on the GPU against base on poisoned outputs, then timed.
 //!
 //! Meant for `cargo gputune search --features cuda --bench faults-cuda` (or a bundle, see
-//! `scripts/gpu-faults.sh`), whose watchdog ends the hanging variants and whose fresh
+//! `scripts/gpu/gpu-faults.sh`), whose watchdog ends the hanging variants and whose fresh
 //! processes carry on after a crash; run by hand, `--variant fault_kernel.fault_hang.work_1`
 //! never returns. Without an NVIDIA driver it exits 3 with one line.
 

@@ -7,7 +7,7 @@
 //!
 //! Each test is one target of `gputune_tests::fuzz` (the engine: seeds, mutations, budget,
 //! regressions). Under `cargo test` each runs for about a second and a half on a fixed seed;
-//! `scripts/fuzz.sh` runs them for as long as it is asked, on fresh seeds. One module per
+//! `scripts/local/fuzz.sh` runs them for as long as it is asked, on fresh seeds. One module per
 //! family of readers.
 
 mod flags;

@@ -425,7 +425,7 @@
     }
     showGroup(0);
     // After the next frame, the table has been laid out and painted: the time to this mark
-    // is what opening the page costs (scripts/report-png.py reads it).
+    // is what opening the page costs (scripts/local/report-png.py reads it).
     requestAnimationFrame(() => setTimeout(() => performance.mark('gputune-rendered'), 0));
   }
 

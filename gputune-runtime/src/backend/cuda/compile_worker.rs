@@ -2,7 +2,7 @@
 //!
 //! NVRTC serialises the compilations of one process: on an H200 host (16 cores, NVRTC 13.0),
 //! 30 compilations of a CUB kernel took 57 s on 15 threads of one process, the rate of one
-//! thread, and 4.6 s on 15 processes (`scripts/nvrtc-scaling.py`, BENCHMARKS.md). So the
+//! thread, and 4.6 s on 15 processes (`scripts/gpu/nvrtc-scaling.py`, BENCHMARKS.md). So the
 //! background compilations of a bench ([`CudaHandles::precompile_programs`]) run in copies
 //! of the bench binary started as compile workers, one per compile thread.
 //!

@@ -3,7 +3,7 @@
 #
 #   OUT=DIR [BUNDLE=.gpu/scale-bundle] [BUDGET=1000] bash .gpu/gpu-provenance.sh
 #
-# Needs the scale bundle of this revision (`bash scripts/build-gpu.sh provenance`, which builds
+# Needs the scale bundle of this revision (`bash scripts/gpu/build-gpu.sh provenance`, which builds
 # .gpu/scale-bundle: 155 variants of examples/scale-cuda, f32, 2^26 elements). About 30-60 s of
 # GPU time (one search with every variant in full, about 16 s on an H200, and one bench process
 # that measures one point again). No cargo needed: every step is the bundle's cargo-gputune.

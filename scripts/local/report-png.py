@@ -2,8 +2,8 @@
 """Render a `cargo gputune report --html` page to PNG in headless Chromium, for review, and
 time how long it takes to open.
 
-    python3 scripts/report-png.py PAGE.html OUT.png [--runs 5] [--width 1400] [--height 2200]
-    python3 scripts/report-png.py STORE.db OUT.png     # writes STORE.html first (cargo run --release)
+    python3 scripts/local/report-png.py PAGE.html OUT.png [--runs 5] [--width 1400] [--height 2200]
+    python3 scripts/local/report-png.py STORE.db OUT.png     # writes STORE.html first (cargo run --release)
 
 Opening is timed from the navigation to the page's `gputune-rendered` mark (its script has
 built every table row and drawn every picture, and the frame after that was laid out and

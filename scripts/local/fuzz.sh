@@ -3,8 +3,8 @@
 # SECONDS seconds on a fresh seed, JOBS targets at a time, with a memory limit so that an
 # allocation that runs away fails instead of taking the machine.
 #
-#   bash scripts/fuzz.sh [TARGET…]          (default: every target)
-#   SECONDS_PER_TARGET=600 JOBS=2 SEED=N MEMORY_MB=4096 bash scripts/fuzz.sh
+#   bash scripts/local/fuzz.sh [TARGET…]          (default: every target)
+#   SECONDS_PER_TARGET=600 JOBS=2 SEED=N MEMORY_MB=4096 bash scripts/local/fuzz.sh
 #
 # A TARGET is a test's name or a part of it, as `cargo test` filters (`grammar_text`,
 # `events`, `import`); the tests sit in one module per family (`grammar::grammar_text`).
@@ -14,7 +14,7 @@
 # then on). A hang aborts the target (the engine's watchdog keeps the input); the outer
 # `timeout` is a second guard. Logs go to target/fuzz-logs/.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seconds=${SECONDS_PER_TARGET:-600}
 jobs=${JOBS:-2}
 seed=${SEED:-$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')}

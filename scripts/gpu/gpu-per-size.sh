@@ -8,7 +8,7 @@
 #
 #   OUT=DIR [RUN_ARGS=--no-race] [BUNDLE=.gpu/scale-sizes-bundle] bash .gpu/gpu-per-size.sh
 #
-# Needs .gpu/scale-sizes-bundle (`bash scripts/build-gpu.sh scale-sizes`). Writes to $OUT:
+# Needs .gpu/scale-sizes-bundle (`bash scripts/gpu/build-gpu.sh scale-sizes`). Writes to $OUT:
 # per-size.db (the store to apply from: bring it back), search.log, gpu.txt, time.txt, and
 # the reports: report.txt (top 10 per compile-time workload), per-size.txt and per-size.json
 # (`report --per-size`: each size's best against the single winner).

@@ -2,7 +2,7 @@
 # Issue 45 on the GPU machine: candle's rmsnorm, layernorm and softmax searched as candle ships
 # them (examples/candle-ops), twice with an empty kernel cache; writes $OUT/candle/.
 #   OUT=DIR [RUNS=2] bash .gpu/gpu-candle.sh
-# Built by `bash scripts/build-gpu.sh candle` (.gpu/candle/).
+# Built by `bash scripts/gpu/build-gpu.sh candle` (.gpu/candle/).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${OUT:?set OUT to the folder for logs, stores and reports}"

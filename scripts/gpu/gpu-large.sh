@@ -6,7 +6,7 @@
 #   cargo gputune -p gputune-example-sgemm-large search --build-only \
 #     --bundle .gpu-large/sgemm-large-bundle --batch-size 20000
 #   OUT=DIR [RECORD_LIMIT=420] [RESUME=STORE] [EVALS=320] [STRATEGIES="surrogate …"] \
-#     bash scripts/gpu-large.sh [BUNDLE]
+#     bash scripts/gpu/gpu-large.sh [BUNDLE]
 #
 # - record: `run-bundle BUNDLE` (the default deciding search: every point screened with 10
 #   cold samples beside base, the finalists measured in full) into $OUT/record.db, cut at

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Why Kernel Tuner's grey wolves lead on GEMM at 50 evaluations: a control for issue 25.
 
-  python3 scripts/kt-value-order.py SPACE [--strategy adaptive_tabu_greywolf] [--budget 50]
+  python3 scripts/kt/kt-value-order.py SPACE [--strategy adaptive_tabu_greywolf] [--budget 50]
       [--seeds 128] [--order listed|reversed] [--random-repair] [--data DIR]
 
 Runs one Kernel Tuner 1.5 strategy in simulation mode on one space of ../shared/data/kt-spaces
-over seeds 0..N-1, exactly as scripts/strategy-vs-kt.py does, and prints the median, quartiles and
+over seeds 0..N-1, exactly as scripts/kt/strategy-vs-kt.py does, and prints the median, quartiles and
 each seed's fraction of the optimum.
 
 - `--order reversed` lists each parameter's values to Kernel Tuner in reverse: the same space and
@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def load_benchmark():
-    """scripts/strategy-vs-kt.py as a module (its name is not an identifier)."""
+    """scripts/kt/strategy-vs-kt.py as a module (its name is not an identifier)."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("strategy_vs_kt",
                                                   os.path.join(HERE, "strategy-vs-kt.py"))
@@ -67,7 +67,7 @@ def main():
     ap.add_argument("--order", choices=["listed", "reversed"], default="listed")
     ap.add_argument("--random-repair", action="store_true")
     ap.add_argument("--data", default=os.path.normpath(
-        os.path.join(HERE, "..", "..", "shared", "data", "kt-spaces")))
+        os.path.join(HERE, "..", "..", "..", "shared", "data", "kt-spaces")))
     a = ap.parse_args()
     if a.random_repair:
         if a.strategy != "adaptive_tabu_greywolf":

@@ -5,7 +5,7 @@ given as fractions of the space; prints a markdown table of the median [q1, q3] 
 seeds of the best score found as a fraction of the best recorded, and writes an SVG plot of
 the same against the number of evaluations.
 
-  python3 scripts/strategy-bench.py --db STORE [--gputune BIN] [--seeds 20]
+  python3 scripts/kt/strategy-bench.py --db STORE [--gputune BIN] [--seeds 20]
       [--budgets 0.005,0.01,0.02,0.03,0.05] [--svg FILE] [--title TEXT]
 
 BIN is a cargo-gputune binary (default: target/release/cargo-gputune, else target/debug/…).

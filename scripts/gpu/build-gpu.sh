@@ -3,7 +3,7 @@
 # under 64 MiB). The GPU machine has no Rust toolchain; these binaries load libcuda and
 # libnvrtc at run time, so they build anywhere.
 #
-#   bash scripts/build-gpu.sh [PART…]      (default: every part)
+#   bash scripts/gpu/build-gpu.sh [PART…]      (default: every part)
 #
 # Parts:
 # - measurement: .gpu/scale, the scale bench with two variants compiled in (ipt 1 and 8 at
@@ -57,7 +57,7 @@
 #   parts scale, reduce and sgemm) searched with `--objective energy` (every variant's energy,
 #   in full), and their own cargo-gputune (.gpu/energy/cargo-gputune, which the bundles run): it
 #   speaks protocol 9, and the other parts' bundles keep the .gpu/cargo-gputune they were
-#   built with. Built alone (`bash scripts/build-gpu.sh energy`), it leaves the rest of .gpu/
+#   built with. Built alone (`bash scripts/gpu/build-gpu.sh energy`), it leaves the rest of .gpu/
 #   as it is.
 # - build-paths: .gpu/paths/, issue 44's three ways a kernel is built, each searched whole at
 #   default settings: ptx-bundle (examples/softmax-ptx, a shipped PTX module, launch-only block
@@ -75,7 +75,7 @@
 # The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune, faults, sgemm,
 # conv and large-base parts.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 parts=${*:-measurement scale reduce transpose autotune faults sgemm conv large-base generate kt}
 mkdir -p .gpu
 # The bundles copy the cargo-gputune that builds them, so build a release one first.
@@ -242,7 +242,7 @@ for line in sys.stdin:
         find .gpu/energy -type f -perm -u+x \( -name cargo-gputune -o -path '*/bin/*' \) \
           -exec strip {} + 2> /dev/null || true
       fi
-      cp scripts/gpu-energy.sh .gpu/energy/
+      cp scripts/gpu/gpu-energy.sh .gpu/energy/
       ;;
     rowsum)
       bundle .gpu/rowsum-bundle -p gputune-example-cub-rowsum search
@@ -312,5 +312,5 @@ if command -v strip > /dev/null; then
   find .gpu -maxdepth 3 -type f -perm -u+x \( -path '.gpu/cargo-gputune' -o -path '*/bin/*' \
     -o -name scale -o -name '*-single' -o -name '*-per-size' -o -name generate -o -name stencil-autotune -o -name cuda-names-test \) -exec strip {} + 2> /dev/null || true
 fi
-cp scripts/gpu-*.sh scripts/summarize-*.py scripts/cupy-sum.py scripts/ncu-check.py scripts/kt_tune.py scripts/kt_problems.py .gpu/
+cp scripts/gpu/gpu-*.sh scripts/summaries/summarize-*.py scripts/gpu/cupy-sum.py scripts/gpu/ncu-check.py scripts/kt/kt_tune.py scripts/kt/kt_problems.py .gpu/
 du -sh .gpu .gpu/*-bundle 2> /dev/null

@@ -3,7 +3,7 @@
 same brute-forced spaces (Kernel Tuner cache files), without a GPU, counted the same way: unique
 configurations as evaluations, failures included.
 
-  python3 scripts/strategy-vs-kt.py [--data DIR] [--out DIR] [--seeds 25]
+  python3 scripts/kt/strategy-vs-kt.py [--data DIR] [--out DIR] [--seeds 25]
       [--budgets 25,50,100,200,400] [--spaces pnpoly_RTX_3090,...] [--gputune-strategies ...]
       [--kt-strategies ...] [--kt-seeds N] [--first-seed 0] [--jobs 2] [--gputune BIN] [--batch-size 1]
       [--kt-value-order listed|reversed|both]
@@ -54,7 +54,7 @@ DEFAULT_GUIDED = "surrogate"
 # configuration gives the same fraction up to rounding.
 EQUAL = 1e-9
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))  # scripts/kt/ -> the repository
 
 
 def quartiles(v):

@@ -5,7 +5,7 @@ Tuner's serial time instead of about a tenth).
 
 Run on the GPU machine (it needs libnvrtc and CUDA's headers, no GPU):
 
-    python3 scripts/nvrtc-scaling.py [--jobs 30] [--workers 15] [--source examples/cub-rowsum/src/rowsum.cu]
+    python3 scripts/gpu/nvrtc-scaling.py [--jobs 30] [--workers 15] [--source examples/cub-rowsum/src/rowsum.cu]
 
 Prints, per mode, the wall time for the jobs and the mean time per compilation.
 NVRTC is called through ctypes, which releases the GIL during the call, so threads here are

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The runtime-autotuner benchmark of BENCHMARKS.md (issue #7), run from the repository root on
-# the GPU machine after scripts/build-gpu.sh:
+# the GPU machine after scripts/gpu/build-gpu.sh:
 #   bash .gpu/gpu-autotune.sh OUTDIR
 # Three runs of 200 000 tuned Jacobi sweeps, each with a fresh autotuner cache, then one that
 # starts from the third run's cache; then three `run-bundle` searches of the same kernel under

@@ -2,7 +2,7 @@
 """The local optima of a brute-forced Kernel Tuner space, for issue 25's analysis of where guided
 strategies stall (docs/strategies.md, "Session 15").
 
-  python3 scripts/kt-local-optima.py gemm_RTX_2080_Ti [--data ../shared/data/kt-spaces] [--top 14]
+  python3 scripts/kt/kt-local-optima.py gemm_RTX_2080_Ti [--data ../shared/data/kt-spaces] [--top 14]
 
 Prints, for the best local optima under one-parameter moves (best first): the fraction of the
 optimum, the share of the space whose steepest-ascent climb ends there (its basin), and, for its
@@ -19,7 +19,7 @@ import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 a = argparse.ArgumentParser()
 a.add_argument("space")
-a.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data", "kt-spaces"))
+a.add_argument("--data", default=os.path.join(HERE, "..", "..", "..", "shared", "data", "kt-spaces"))
 a.add_argument("--top", type=int, default=14)
 args = a.parse_args()
 d = json.load(gzip.open(os.path.join(args.data, args.space + ".json.gz")))

@@ -79,7 +79,8 @@ from kt_problems import PROBLEMS
 T_START = time.perf_counter()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
+# The repository: two folders up from scripts/kt/, one up from .gpu/ (build-gpu.sh copies it there).
+REPO = os.path.dirname(os.path.dirname(HERE)) if os.path.basename(os.path.dirname(HERE)) == "scripts" else os.path.dirname(HERE)
 SEED = 20240615
 
 

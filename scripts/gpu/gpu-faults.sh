@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The CUDA fault-injection search, run from the repository root on the GPU machine (no Rust
 # toolchain needed):
-#   bash scripts/gpu-faults.sh [OUTDIR]          # OUTDIR defaults to $OUT
-# Runs the bundle that scripts/build-gpu.sh built into .gpu/faults-bundle (BUNDLE=DIR for
+#   bash scripts/gpu/gpu-faults.sh [OUTDIR]          # OUTDIR defaults to $OUT
+# Runs the bundle that scripts/gpu/build-gpu.sh built into .gpu/faults-bundle (BUNDLE=DIR for
 # another) with its own cargo-gputune: base, then every variant of `fault_kernel`
 # (examples/faults/src/cuda.rs), each failing in its own way, into OUTDIR/gputune.db. Writes
 # the run's log (run-bundle.log), the report as a table (report.txt) and as JSON
@@ -16,7 +16,7 @@ if [ -z "$out" ]; then
 fi
 bundle=${BUNDLE:-.gpu/faults-bundle}
 if [ ! -x "$bundle/cargo-gputune" ]; then
-  echo "error: no bundle in $bundle: build it with scripts/build-gpu.sh on a machine with cargo" >&2
+  echo "error: no bundle in $bundle: build it with scripts/gpu/build-gpu.sh on a machine with cargo" >&2
   exit 2
 fi
 mkdir -p "$out"

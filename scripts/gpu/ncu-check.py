@@ -10,7 +10,7 @@ over `gpu__time_duration.sum`. Each side's number is the median over its process
 per-process medians, and the spread over processes is shown: one process's memory placement
 moves a memory-bound kernel by a percent or more, and one ncu sample has its own noise.
 
-  [RUNS=3] [SAMPLES=5] python3 scripts/ncu-check.py OUTDIR CASE...
+  [RUNS=3] [SAMPLES=5] python3 scripts/gpu/ncu-check.py OUTDIR CASE...
 
 CASE is `NAME:BINARY:BENCH:VARIANT:AXIS;AXIS…` (VARIANT may be empty: the binary's production
 choice). Writes OUTDIR/ncu-check.md (a table) and OUTDIR/ncu-check.json; prints the table. Exit

@@ -2,7 +2,7 @@
 # Issue 15's search-cost benchmark: gputune's search (the prebuilt bundles) and Kernel Tuner 1.5
 # (brute force, CuPy backend, every configuration verified; kt_tune.py) on the same four kernels,
 # spaces and problem sizes. Run on the GPU machine from the repository root, after
-# `bash scripts/build-gpu.sh scale reduce transpose sgemm kt` on a development machine:
+# `bash scripts/gpu/build-gpu.sh scale reduce transpose sgemm kt` on a development machine:
 #
 #   OUT=DIR [RUNS=3] [COLD_RUNS=RUNS] [MODES="cold warm"] [AGAIN=2] [FULL=1] [FULL_ARGS=…] bash .gpu/gpu-vs-kt.sh [PROBLEM…]
 #

@@ -3,7 +3,7 @@
 #
 #   bash .gpu/energy/gpu-energy.sh DIR   [E=.gpu/energy] [EVALS=40] [SEARCH_LIMIT=120] [W1=0.4 W2=0.8]
 #
-# Needs .gpu/energy (`bash scripts/build-gpu.sh energy`: the scale, reduce and SGEMM bundles built
+# Needs .gpu/energy (`bash scripts/gpu/build-gpu.sh energy`: the scale, reduce and SGEMM bundles built
 # with `search --objective energy`, and their cargo-gputune). No cargo needed. Writes logs, JSON,
 # stores and reports to DIR, and DIR/summary.md. Reads NVML's energy counter; sets nothing.
 #

@@ -3,7 +3,7 @@
 # kernel cache (cold) RUNS times and once warm, through gpu-search.sh; and the NVRTC path on
 # the same kernel and space as the nvcc one. Writes $OUT/{ptx,nvcc,launcher,nvrtc}/.
 #   OUT=DIR [RUNS=3] bash .gpu/gpu-build-paths.sh
-# Built by `bash scripts/build-gpu.sh build-paths` (.gpu/paths/).
+# Built by `bash scripts/gpu/build-gpu.sh build-paths` (.gpu/paths/).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${OUT:?set OUT to the folder for logs, stores and reports}"

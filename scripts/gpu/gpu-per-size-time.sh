@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 26's GPU demonstration, second call: the production builds of the scale bench with
 # one winner (.gpu/scale-single) and with per-size winners (.gpu/scale-per-size), both built
-# by `STORE=… bash scripts/build-gpu.sh per-size-prod` from the first call's store, timed at
+# by `STORE=… bash scripts/gpu/build-gpu.sh per-size-prod` from the first call's store, timed at
 # every measured size. Each run is one bench process over the four sizes (cold, nvbench's
 # stdrel criterion to 0.5 % noise, no --variant: the production dispatch chooses, and each
 # state's JSON says which variant it ran); RUNS runs of each build, alternating single,

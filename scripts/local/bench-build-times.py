@@ -2,7 +2,7 @@
 """Build cost of N variants, isolated (one build per variant, like CUB) vs batched (one build
 holding all N), for the reduce-cpu example's `sum`. Prints a markdown table for BENCHMARKS.md.
 
-Usage: python3 scripts/bench-build-times.py [N ...]   (default: 16 64 256; release profile)
+Usage: python3 scripts/local/bench-build-times.py [N ...]   (default: 16 64 256; release profile)
 Each batched build is repeated 3 times (median); isolated builds are timed one by one and the
 per-variant median is reported with the total.
 """

@@ -2,9 +2,9 @@
 # Checks gputune's clocks against the hardware's on the GPU machine (issue 16): every CUDA
 # example's bench runs under Nsight Compute with `--profile`, base and winner of the tuned
 # benches, and the same states under gputune's cold measurement, each side in RUNS processes;
-# prints the ratio of the medians (scripts/ncu-check.py says how).
+# prints the ratio of the medians (scripts/gpu/ncu-check.py says how).
 #   OUT=DIR [RUNS=3] [SAMPLES=5] bash .gpu/gpu-ncu-check.sh
-# Needs the bundles of scripts/build-gpu.sh (parts scale reduce transpose autotune faults sgemm
+# Needs the bundles of scripts/gpu/build-gpu.sh (parts scale reduce transpose autotune faults sgemm
 # conv large-base).
 set -uo pipefail
 out=${OUT:?set OUT to the folder for the results}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue #5's GPU benchmark suite, run from the repository root on the GPU machine after
-# `bash scripts/build-gpu.sh scale reduce transpose` on a development machine:
+# `bash scripts/gpu/build-gpu.sh scale reduce transpose` on a development machine:
 #   OUT=DIR bash .gpu/gpu-suite.sh [PART…]     (parts: scale reduce transpose; default all)
 # Per part, the whole search of its bundle RUNS times (default 3), each into a fresh store with
 # an empty kernel cache, timed wall to wall; the device-to-device copy of the same size (the

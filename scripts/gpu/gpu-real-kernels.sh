@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 32 on the GPU machine ("real kernels compile"), from the repository root after
-# `bash scripts/build-gpu.sh real-kernels gemv rowsum kt` on a development machine:
+# `bash scripts/gpu/build-gpu.sh real-kernels gemv rowsum kt` on a development machine:
 #
 #   OUT=DIR [RUNS=3] [COLD_RUNS=1] [SKIP_TEST=1] bash .gpu/gpu-real-kernels.sh [PROBLEM…]
 #

@@ -3,7 +3,7 @@
 # slurmctld and slurmd from Debian's packages, as root, without systemd. Installs the packages
 # when they are missing. Idempotent: a cluster that already answers is left as it is.
 #
-#   sudo bash scripts/slurm-start.sh        (CI runs it from .ci/run)
+#   sudo bash scripts/local/slurm-start.sh        (CI runs it from .ci/run)
 #
 # The node is this host with its CPUs and no GPUs (GRES); processes are tracked by the Linux
 # process tree and tasks are not confined (containers often have no cgroups to delegate), so
