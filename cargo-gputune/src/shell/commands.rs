@@ -26,7 +26,13 @@ pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
     match cli.command {
         Command::List => list(&ws?, &args, out),
         Command::Search(s) => match &s.captured {
-            Some(dir) => captured_command(&ws?, &args, dir, &search::Settings::from(&s), out),
+            Some(dir) => super::captured::captured_command(
+                &ws?,
+                &args,
+                dir,
+                &search::Settings::from(&s),
+                out,
+            ),
             None => search_command(&ws?, &args, &search::Settings::from(&s), out),
         },
         Command::Report(r) => report_command(ws, &args, &r, out),
@@ -41,72 +47,8 @@ pub fn run(cli: cli::Gputune, out: &mut Output) -> Result<i32> {
     }
 }
 
-/// `search --captured DIR`: one search per captured function, on its captured workloads.
-fn captured_command(
-    ws: &Workspace,
-    args: &crate::host::cargo::Options,
-    dir: &std::path::Path,
-    s: &search::Settings,
-    out: &mut Output,
-) -> Result<i32> {
-    let captures = gputune_protocol::capture::read_dir(dir)
-        .map_err(|e| anyhow::Error::new(Usage(e.to_string())))?;
-    let searches = search::captured_searches(&captures, s, &args.package);
-    if searches.is_empty() {
-        return Err(anyhow::Error::new(Usage(format!(
-            "no captured workloads in {}{}: run the application with GPUTUNE_CAPTURE={} first",
-            dir.display(),
-            if args.package.is_empty() {
-                String::new()
-            } else {
-                format!(" for {}", args.package.join(", "))
-            },
-            dir.display()
-        ))));
-    }
-    let (mut code, mut searched) = (0, 0);
-    for c in &searches {
-        out.status(&format!(
-            "Captured {}::{}: {} workload(s) in {} call(s); searching with {}",
-            c.package,
-            c.function,
-            c.workloads,
-            c.calls,
-            c.axes
-                .iter()
-                .map(|a| format!("-a '{a}'"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        ));
-        match search_command(ws, args, &c.settings, out) {
-            Ok(c) => {
-                code = code.max(c);
-                searched += 1;
-            }
-            // An application calls tuned functions that no bench measures: said, not fatal.
-            Err(e) if e.to_string().starts_with(search::NOTHING_TO_SEARCH) => out.status(&format!(
-                "no bench tunes `{}`: its captured workloads are not searched",
-                c.function
-            )),
-            Err(e) => return Err(e),
-        }
-    }
-    if searched == 0 {
-        return Err(anyhow::Error::new(Usage(format!(
-            "{}: no bench tunes any captured function ({})",
-            search::NOTHING_TO_SEARCH,
-            searches
-                .iter()
-                .map(|c| c.function.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))));
-    }
-    Ok(code)
-}
-
 /// `search`: into the store, or into a bundle with `--bundle`.
-fn search_command(
+pub(super) fn search_command(
     ws: &Workspace,
     args: &crate::host::cargo::Options,
     s: &search::Settings,

@@ -5,6 +5,7 @@
 //!
 //! May import: every other folder. Nothing imports it but `lib.rs` (for `main`).
 
+mod captured;
 pub mod check;
 pub mod cli;
 mod commands;

@@ -190,7 +190,8 @@ pub fn rmsnorm_with<T: Dtype>(
     block = [0, 32, 64, 128, 256, 512, 1024],
     rows_per_block = [1, 2, 4],
     require(max(block, 32) * rows_per_block <= 1024),
-    base(block = 0, rows_per_block = 1)
+    base(block = 0, rows_per_block = 1),
+    size(Rows = shape.0, Cols = shape.1)
 )]
 pub fn rmsnorm<T: Dtype>(
     stream: &Arc<CudaStream>,
@@ -238,7 +239,8 @@ pub fn layernorm_with<T: Dtype>(
     block = [0, 32, 64, 128, 256, 512, 1024],
     rows_per_block = [1, 2, 4],
     require(max(block, 32) * rows_per_block <= 1024),
-    base(block = 0, rows_per_block = 1)
+    base(block = 0, rows_per_block = 1),
+    size(Rows = shape.0, Cols = shape.1)
 )]
 pub fn layernorm<T: Dtype>(
     stream: &Arc<CudaStream>,
@@ -289,7 +291,8 @@ pub fn softmax_with<T: Dtype>(
 #[tune(
     row_threads = [32, 64, 128, 256],
     rows_per_block = [1, 2, 4],
-    base(row_threads = 32, rows_per_block = 1)
+    base(row_threads = 32, rows_per_block = 1),
+    size(Rows = shape.0, Cols = shape.1)
 )]
 pub fn softmax<T: Dtype>(
     stream: &Arc<CudaStream>,
