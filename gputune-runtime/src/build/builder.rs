@@ -121,7 +121,7 @@ impl CudaFile {
     pub(super) fn jobs(
         &self,
         variants: &[CompiledIn],
-        package_dir: &Path,
+        (package_dir, headers): (&Path, &[(String, String)]),
         archs: &[u32],
         output: Output,
     ) -> Result<Vec<Job>, BuildError> {
@@ -134,8 +134,8 @@ impl CudaFile {
             let mut ids = std::fs::read_to_string(&source_path)
                 .map(|t| crate::cuda_text::identifiers(&t))
                 .unwrap_or_default();
-            for (_, text) in cuda_headers(package_dir)? {
-                ids.extend(crate::cuda_text::identifiers(&text));
+            for (_, text) in headers {
+                ids.extend(crate::cuda_text::identifiers(text));
             }
             Some(ids)
         };
@@ -290,7 +290,12 @@ impl Builder {
         let run = |files: &[CudaFile], output: Output| -> Result<Vec<_>, BuildError> {
             let mut all = Vec::new();
             for file in files {
-                let jobs = file.jobs(&generated.variants, &inputs.package_dir, &archs, output)?;
+                let jobs = file.jobs(
+                    &generated.variants,
+                    (&inputs.package_dir, &headers),
+                    &archs,
+                    output,
+                )?;
                 let made = images::compile_all(&jobs, &found, &headers, cache.as_deref(), &work)?;
                 all.push((jobs, made));
             }

@@ -265,7 +265,8 @@ mod tests {
                 params: vec![("ipt".into(), "IPT".into(), v.to_string())],
             })
             .collect();
-        file.jobs(&variants, dir, &[90], output).expect("jobs")
+        file.jobs(&variants, (dir, &[]), &[90], output)
+            .expect("jobs")
     }
 
     #[test]
