@@ -209,6 +209,22 @@ fn the_quick_start_report_works_in_a_browser() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `report --html` of the store `db`, written to `dir/report.html` from `dir` (outside the
+/// workspace: `report --db` needs none).
+fn html_of(db: &Path, dir: &Path) -> std::path::PathBuf {
+    let page = dir.join("report.html");
+    let out = std::process::Command::new(cargo_gputune())
+        .args(["gputune", "report", "--top", "0", "--db"])
+        .arg(db)
+        .arg("--html")
+        .arg(&page)
+        .current_dir(dir)
+        .output()
+        .expect("cargo-gputune runs");
+    assert!(out.status.success(), "{}", text(&out));
+    page
+}
+
 #[test]
 fn the_recorded_16020_point_store_makes_a_small_page_that_works() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -224,18 +240,7 @@ fn the_recorded_16020_point_store_makes_a_small_page_that_works() {
     };
     assert!(unpacked.status.success(), "xz -dc {}", record.display());
     std::fs::write(&db, &unpacked.stdout).expect("write the store");
-    let bin = cargo_gputune();
-    let page = dir.join("report.html");
-    let out = std::process::Command::new(&bin)
-        .args(["gputune", "report", "--top", "0", "--db"])
-        .arg(&db)
-        .arg("--html")
-        .arg(&page)
-        // Outside the workspace: `report --db` needs none.
-        .current_dir(&dir)
-        .output()
-        .expect("cargo-gputune runs");
-    assert!(out.status.success(), "{}", text(&out));
+    let page = html_of(&db, &dir);
     let size = std::fs::metadata(&page).expect("the page").len();
     assert!(size < 5_000_000, "the page is {size} bytes");
     check_page(&page, 16_021, ("unroll", "4"), &dir.join("report.png"));
@@ -249,17 +254,7 @@ fn the_function_filter_offers_one_function_s_groups() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let db = root().join("benchmarks/2026-11-28-h200-candle-ops/search-1.db");
     let dir = temp_dir("html-functions");
-    let bin = cargo_gputune();
-    let page = dir.join("report.html");
-    let out = std::process::Command::new(&bin)
-        .args(["gputune", "report", "--top", "0", "--db"])
-        .arg(&db)
-        .arg("--html")
-        .arg(&page)
-        .current_dir(&dir)
-        .output()
-        .expect("cargo-gputune runs");
-    assert!(out.status.success(), "{}", text(&out));
+    let page = html_of(&db, &dir);
     let mut b = match Browser::launch(1400, 1800) {
         Ok(b) => b,
         Err(why) => return skipped(&format!("Chromium cannot run here: {why}")),

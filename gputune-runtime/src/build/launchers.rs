@@ -92,7 +92,7 @@ pub fn library(
     let dir = out.join("gputune").join("launchers").join(&stem);
     std::fs::create_dir_all(&dir).map_err(io(&dir))?;
 
-    let mut objects: Vec<std::path::PathBuf> = Vec::new();
+    let mut objects: Vec<(std::path::PathBuf, Vec<String>)> = Vec::new();
     let mut externs: Vec<(String, String)> = Vec::new(); // (rust name, link name)
     let mut items = Vec::new();
     for (job, outcome) in jobs.iter().zip(made) {
@@ -100,15 +100,19 @@ pub fn library(
             Err(e) => (e.clone(), Vec::new()),
             Ok(m) => {
                 let object = dir.join(format!("{}.o", outcome.key));
-                if !objects.contains(&object) {
-                    let raw = dir.join(format!("{}.raw.o", outcome.key));
-                    std::fs::write(&raw, &m.bytes).map_err(io(&raw))?;
-                    rename_launchers(file, job, &raw, &object, &outcome.key)?;
-                    objects.push(object);
-                }
-                let raw_symbols = defined(&dir.join(format!("{}.raw.o", outcome.key)))?;
+                // Jobs of one key share one object: renamed once, its launchers kept.
+                let launchers = match objects.iter().find(|(o, _)| *o == object) {
+                    Some((_, names)) => names.clone(),
+                    None => {
+                        let raw = dir.join(format!("{}.raw.o", outcome.key));
+                        std::fs::write(&raw, &m.bytes).map_err(io(&raw))?;
+                        let names = rename_launchers(file, job, &raw, &object, &outcome.key)?;
+                        objects.push((object, names.clone()));
+                        names
+                    }
+                };
                 let mut symbols = Vec::new();
-                for name in launchers_of(file, &raw_symbols) {
+                for name in launchers {
                     let link = variant_symbol(&name, &outcome.key);
                     let rust = match externs.iter().position(|(_, l)| *l == link) {
                         Some(i) => externs[i].0.clone(),
@@ -145,7 +149,7 @@ pub fn library(
             Command::new(binutil("AR", "ar"))
                 .arg("crs")
                 .arg(&archive)
-                .args(&objects),
+                .args(objects.iter().map(|(o, _)| o)),
         )?;
         directives.push(format!("rustc-link-search=native={}", dir.display()));
         directives.push(format!("rustc-link-lib=static={stem}"));
@@ -162,15 +166,15 @@ pub fn library(
     Ok((table, text, directives))
 }
 
-/// Writes `raw` with every symbol it defines renamed for the variant, to `object`; fails
-/// naming a launcher the object lacks.
+/// Writes `raw` with every symbol it defines renamed for the variant, to `object`, and returns
+/// its launchers' names; fails naming a launcher the object lacks.
 fn rename_launchers(
     file: &CudaFile,
     job: &Job,
     raw: &Path,
     object: &Path,
     key: &str,
-) -> Result<(), BuildError> {
+) -> Result<Vec<String>, BuildError> {
     let symbols = defined(raw)?;
     let launchers = launchers_of(file, &symbols);
     let variant = || {
@@ -235,7 +239,7 @@ fn rename_launchers(
             });
         }
     }
-    Ok(())
+    Ok(launchers)
 }
 
 /// What a binary that calls launchers links besides them: the toolkit's static CUDA runtime
