@@ -34,6 +34,9 @@
 # - large-base: .gpu/sgemm-large-base, the large space's bench as production builds it (base).
 # - names: .gpu/cuda-names-test, the test that kernels are found by their C++ names on a GPU
 #   (run it there as it is).
+# - candle-mmvq: .gpu/candle/mmvq-bundle, candle's GGUF matrix-vector launchers (Q4_K, Q8_0)
+#   over warps × rows a block at Llama-3-8B's decode shapes, and .gpu/candle/llama-ops, the
+#   program whose launches gpu-candle-mmvq.sh captures (issue 45).
 # - scale-sizes: .gpu/scale-sizes-bundle, the scale space (155 variants, T=f32) at four sizes,
 #   2^16, 2^20, 2^24 and 2^28 elements (from a working set L2 holds many times over to one
 #   streamed from HBM), for gpu-per-size.sh (issue 26's per-size winners, first call).
@@ -149,6 +152,14 @@ for line in sys.stdin:
       mkdir -p .gpu/candle
       CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90} bundle .gpu/candle/candle-bundle \
         --manifest-path examples/candle-ops/Cargo.toml search
+      ;;
+    candle-mmvq)
+      mkdir -p .gpu/candle
+      CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90} bundle .gpu/candle/mmvq-bundle \
+        --manifest-path examples/candle-ops/Cargo.toml search -R mmvq
+      CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90} cargo build --release --quiet \
+        --manifest-path examples/candle-ops/Cargo.toml --bin llama-ops
+      cp examples/candle-ops/target/release/llama-ops .gpu/candle/llama-ops
       ;;
     scale-sizes)
       bundle .gpu/scale-sizes-bundle -p gputune-example-scale-cuda search \

@@ -98,15 +98,13 @@ fn standing(label: &str, rows: &[Measurement], base: &[Measurement], z: f64) -> 
 /// it: those whose score interval reaches the bottom of the best variant's, best first.
 /// `variants` maps each label (base included) to its rows.
 pub(crate) fn finalists(variants: &BTreeMap<String, Vec<Measurement>>, z: f64) -> Vec<Standing> {
-    let base = variants.get("base").map(Vec::as_slice).unwrap_or_default();
+    let base = results::counted(variants.get("base").map(Vec::as_slice).unwrap_or_default());
     let mut standings: Vec<Standing> = variants
         .iter()
-        .filter(|(label, rows)| {
-            label.as_str() != "base"
-                && !rows.is_empty()
-                && rows.iter().all(|r| r.status == Status::Ok)
-        })
-        .filter_map(|(label, rows)| standing(label, rows, base, z))
+        .filter(|(label, _)| label.as_str() != "base")
+        .map(|(label, rows)| (label, results::counted(rows)))
+        .filter(|(_, rows)| !rows.is_empty() && rows.iter().all(|r| r.status == Status::Ok))
+        .filter_map(|(label, rows)| standing(label, &rows, &base, z))
         .collect();
     standings.sort_by(|a, b| {
         b.score

@@ -234,6 +234,19 @@ pub fn score_of(base: &[Measurement], variant: &[Measurement]) -> Option<Score> 
     score::score(&pairs)
 }
 
+/// A variant's rows without the workloads its bench skipped (`State::skip`: a workload the
+/// bench does not cover, such as a shape that a product of axes makes and no model has),
+/// unless it skipped them all: a skipped workload is not part of the problem, so it neither
+/// fails the variant nor takes part in its score.
+pub fn counted(ms: &[Measurement]) -> std::borrow::Cow<'_, [Measurement]> {
+    let skipped = |m: &Measurement| m.status == Status::Skipped;
+    if ms.iter().any(skipped) && !ms.iter().all(skipped) {
+        std::borrow::Cow::Owned(ms.iter().filter(|m| !skipped(m)).cloned().collect())
+    } else {
+        std::borrow::Cow::Borrowed(ms)
+    }
+}
+
 impl Group {
     /// Base's measurements.
     pub fn base(&self) -> &[Measurement] {
@@ -246,11 +259,14 @@ impl Group {
     /// Every variant, best score first (a deciding search's screened-out variants never above
     /// one measured further); unscored ones (failed, or base failed) last.
     pub fn ranked(&self) -> Vec<Ranked> {
-        let base = self.base();
+        let base = counted(self.base());
+        let base = &base[..];
         let out: Vec<Ranked> = self
             .variants
             .iter()
-            .map(|(label, ms)| {
+            .map(|(label, all)| {
+                let counted = counted(all);
+                let ms = &counted[..];
                 let bad = ms.iter().find(|m| m.status != Status::Ok);
                 Ranked {
                     variant: label.clone(),
@@ -273,6 +289,7 @@ impl Group {
             .variants
             .iter()
             .filter(|(_, ms)| {
+                let ms = counted(ms);
                 !ms.is_empty() && ms.iter().all(|m| m.stop == Some(StopReason::Screened))
             })
             .map(|(label, _)| label.as_str())
@@ -423,6 +440,32 @@ pub(crate) mod tests {
         let g = groups(rows.to_vec(), false).remove(0);
         let ranked = g.ranked();
         assert_eq!(ranked[0].kernels, rows[1].kernels);
+    }
+
+    #[test]
+    fn a_workload_the_bench_skips_neither_fails_nor_scores_a_variant() {
+        let skip = |mut m: Measurement| {
+            m.status = Status::Skipped;
+            m
+        };
+        let rows =
+            |label: &str, t: f64| vec![m(label, "N=1", t, 0.01), skip(m(label, "N=2", t, 0.01))];
+        let mut g = groups(rows("base", 2.0), false).remove(0);
+        g.variants.insert("a_1".into(), rows("a_1", 1.0));
+        g.variants
+            .insert("a_2".into(), vec![skip(m("a_2", "N=1", 1.0, 0.01))]);
+        let ranked = g.ranked();
+        let a1 = ranked.iter().find(|r| r.variant == "a_1").expect("a_1");
+        assert_eq!(a1.status, Status::Ok);
+        assert!((a1.score.as_ref().expect("scored").score - 2.0).abs() < 1e-9);
+        let a2 = ranked.iter().find(|r| r.variant == "a_2").expect("a_2");
+        assert_eq!(
+            (a2.status, a2.score.is_none()),
+            (Status::Skipped, true),
+            "skipped it all"
+        );
+        assert_eq!(counted(&g.variants["a_1"]).len(), 1);
+        assert_eq!(counted(&g.variants["a_2"]).len(), 1);
     }
 
     #[test]

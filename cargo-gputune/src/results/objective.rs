@@ -282,8 +282,9 @@ impl Group {
     pub fn points(&self) -> Vec<(String, Point)> {
         self.variants
             .iter()
+            .map(|(label, ms)| (label, crate::results::counted(ms)))
             .filter(|(_, ms)| ms.iter().all(|m| m.status == Status::Ok))
-            .filter_map(|(label, ms)| Some((label.clone(), point(&self.energy, ms)?)))
+            .filter_map(|(label, ms)| Some((label.clone(), point(&self.energy, &ms)?)))
             .collect()
     }
 }

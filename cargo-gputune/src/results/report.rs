@@ -433,7 +433,12 @@ pub fn coverage(groups: &[Group], store: &Store, format: Format) -> anyhow::Resu
         let ok = g
             .variants
             .iter()
-            .filter(|(v, ms)| *v != "base" && ms.iter().all(|m| m.status == Status::Ok))
+            .filter(|(v, ms)| {
+                *v != "base"
+                    && crate::results::counted(ms)
+                        .iter()
+                        .all(|m| m.status == Status::Ok)
+            })
             .count();
         entries.push((g, measured, ok, space));
     }

@@ -6,6 +6,9 @@
 //! Every variant is checked against candle's own launch of the same kernel on the same inputs
 //! (computed once per workload and process), within the type's tolerance, before it is timed.
 
+use gputune_example_candle_ops::mmvq::{
+    self, matches_candle, mmvq, mmvq_with, Matvec, Quant, CANDLE, Q4K, Q8_0,
+};
 use gputune_example_candle_ops::{
     close, input_value, layernorm, layernorm_with, rmsnorm, rmsnorm_with, softmax, softmax_with,
     Dtype, Shape, BF16, F16, F32,
@@ -77,7 +80,15 @@ fn bench_rmsnorm<T: Dtype>(state: &mut State<'_>) -> BenchResult {
             let mut dst = stream.alloc_zeros::<T::Storage>(rows * cols)?;
             let candle = Shape::CANDLE_NORM;
             let kernel = &T::kernels()[0];
-            rmsnorm_with::<T>(kernel, Tuned::UNTUNED, candle, stream, (&x, &alpha), &mut dst, (rows, cols))?;
+            rmsnorm_with::<T>(
+                kernel,
+                Tuned::UNTUNED,
+                candle,
+                stream,
+                (&x, &alpha),
+                &mut dst,
+                (rows, cols),
+            )?;
             let reference = values::<T>(stream, &dst)?;
             Ok::<_, BoxError>((x, alpha, dst, reference))
         },
@@ -101,7 +112,15 @@ fn bench_layernorm<T: Dtype>(state: &mut State<'_>) -> BenchResult {
             let candle = Shape::CANDLE_NORM;
             let kernel = &T::kernels()[1];
             let inputs = (&x, &alpha, &beta);
-            layernorm_with::<T>(kernel, Tuned::UNTUNED, candle, stream, inputs, &mut dst, (rows, cols))?;
+            layernorm_with::<T>(
+                kernel,
+                Tuned::UNTUNED,
+                candle,
+                stream,
+                inputs,
+                &mut dst,
+                (rows, cols),
+            )?;
             let reference = values::<T>(stream, &dst)?;
             Ok::<_, BoxError>((x, alpha, beta, dst, reference))
         },
@@ -123,7 +142,15 @@ fn bench_softmax<T: Dtype>(state: &mut State<'_>) -> BenchResult {
             let mut dst = stream.alloc_zeros::<T::Storage>(rows * cols)?;
             let candle = Shape::CANDLE_SOFTMAX;
             let kernel = &T::kernels()[2];
-            softmax_with::<T>(kernel, Tuned::UNTUNED, candle, stream, &x, &mut dst, (rows, cols))?;
+            softmax_with::<T>(
+                kernel,
+                Tuned::UNTUNED,
+                candle,
+                stream,
+                &x,
+                &mut dst,
+                (rows, cols),
+            )?;
             let reference = values::<T>(stream, &dst)?;
             Ok::<_, BoxError>((x, dst, reference))
         },
@@ -135,26 +162,89 @@ fn bench_softmax<T: Dtype>(state: &mut State<'_>) -> BenchResult {
     )?
 }
 
+/// Shapes the Rows × Cols product makes that no Llama-3-8B matrix has.
+const NOT_LLAMA: [(usize, usize); 3] = [(1024, 14336), (14336, 14336), (128256, 14336)];
+
+fn bench_mmvq<Q: Quant>(state: &mut State<'_>) -> BenchResult {
+    let rows = usize::try_from(state.get_int64("Rows{io}")?)?;
+    let cols = usize::try_from(state.get_int64("Cols{io}")?)?;
+    let batch = usize::try_from(state.get_int64("Batch{io}")?)?;
+    if NOT_LLAMA.contains(&(rows, cols)) {
+        state.skip(format!("no Llama-3-8B matrix is {rows} × {cols}"));
+        return Ok(());
+    }
+    let shape = Matvec { rows, cols, batch };
+    state.add_element_count((rows * cols * batch) as u64);
+    state.add_global_memory_reads::<u8>((shape.weight_bytes::<Q>() + shape.q8_1_bytes()) as u64);
+    state.add_global_memory_writes::<f32>((rows * batch) as u64);
+    state.with_setup(
+        |state| {
+            let stream = &state.cuda()?.stream;
+            let w = stream.clone_htod(&mmvq::weights::<Q>(shape, 7))?;
+            let y = stream.clone_htod(&mmvq::activations(shape, 8))?;
+            let mut dst = stream.alloc_zeros::<f32>(rows * batch)?;
+            mmvq_with::<Q>(CANDLE, stream, (&w, &y), &mut dst, shape)?;
+            let reference = stream.clone_dtoh(&dst)?;
+            Ok::<_, BoxError>((w, y, dst, reference))
+        },
+        |state, (w, y, dst, reference)| {
+            let stream = state.cuda()?.stream.clone();
+            state.verify_with(
+                dst,
+                |dst| mmvq::<Q>(&stream, (w, y), dst, shape),
+                |dst| {
+                    matches_candle(
+                        &stream.clone_dtoh(dst).map_err(|e| e.to_string())?,
+                        reference,
+                    )
+                },
+            )?;
+            state.exec(|launch| mmvq::<Q>(launch.stream()?, (w, y), dst, shape));
+            Ok(())
+        },
+    )?
+}
+
 fn main() {
     gputune_runtime::main(vec![
         // Llama-3-8B's RMS norms: one token (decode) and a 512-token prompt (prefill).
-        Bench::with_types("rmsnorm", &["T{ct}"], type_instances!(bench_rmsnorm; [F32, BF16, F16]))
-            .tunes("rmsnorm")
-            .add_int64_axis("Rows{io}", [1, 512])
-            .add_int64_axis("Cols{io}", [4096])
-            .backend(BackendKind::Cuda),
+        Bench::with_types(
+            "rmsnorm",
+            &["T{ct}"],
+            type_instances!(bench_rmsnorm; [F32, BF16, F16]),
+        )
+        .tunes("rmsnorm")
+        .add_int64_axis("Rows{io}", [1, 512])
+        .add_int64_axis("Cols{io}", [4096])
+        .backend(BackendKind::Cuda),
         // BERT-base's (768) and a 4096-wide layer norm.
-        Bench::with_types("layernorm", &["T{ct}"], type_instances!(bench_layernorm; [F32, BF16, F16]))
-            .tunes("layernorm")
-            .add_int64_axis("Rows{io}", [1, 512])
-            .add_int64_axis("Cols{io}", [768, 4096])
-            .backend(BackendKind::Cuda),
+        Bench::with_types(
+            "layernorm",
+            &["T{ct}"],
+            type_instances!(bench_layernorm; [F32, BF16, F16]),
+        )
+        .tunes("layernorm")
+        .add_int64_axis("Rows{io}", [1, 512])
+        .add_int64_axis("Cols{io}", [768, 4096])
+        .backend(BackendKind::Cuda),
         // Attention rows (32 heads × 1 query while decoding, × 64 queries) over 512 and 4096
         // keys, and the sampler's softmax over the vocabulary.
-        Bench::with_types("softmax", &["T{ct}"], type_instances!(bench_softmax; [F32, BF16, F16]))
-            .tunes("softmax")
-            .add_int64_axis("Rows{io}", [1, 32, 2048])
-            .add_int64_axis("Cols{io}", [512, 4096, 128256])
+        Bench::with_types(
+            "softmax",
+            &["T{ct}"],
+            type_instances!(bench_softmax; [F32, BF16, F16]),
+        )
+        .tunes("softmax")
+        .add_int64_axis("Rows{io}", [1, 32, 2048])
+        .add_int64_axis("Cols{io}", [512, 4096, 128256])
+        .backend(BackendKind::Cuda),
+        // Llama-3-8B's matrices at one token (decode): q and o (4096 × 4096), k and v (1024),
+        // gate and up (14336), down (4096 × 14336) and the vocabulary's (128256 × 4096).
+        Bench::with_types("mmvq", &["Q{ct}"], type_instances!(bench_mmvq; [Q4K, Q8_0]))
+            .tunes("mmvq")
+            .add_int64_axis("Rows{io}", [1024, 4096, 14336, 128256])
+            .add_int64_axis("Cols{io}", [4096, 14336])
+            .add_int64_axis("Batch{io}", [1])
             .backend(BackendKind::Cuda),
     ]);
 }

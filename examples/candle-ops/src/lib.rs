@@ -14,6 +14,11 @@
 //! softmax reduces within one warp, the norms share 32 floats of shared memory between the rows
 //! of a block and read entries no warp wrote); verification against candle's launch on the same
 //! inputs records them `verify_failed`, and launches a row count cannot take are `invalid`.
+//!
+//! [`mmvq`]: candle's GGUF matrix-vector kernels of token generation, launched from C++ as
+//! candle-core launches them, tuned through gputune's C++-launcher path.
+
+pub mod mmvq;
 
 use std::sync::Arc;
 
@@ -123,9 +128,18 @@ pub fn candle_norm_block(cols: usize) -> u32 {
 /// The launch of a norm over `rows × cols` with `block` threads a row (0: candle's rule) and
 /// `rows_per_block` rows a block; [`Error::InvalidLaunch`] where the rows do not divide into
 /// blocks (the kernels have no bounds check).
-fn norm_launch(rows: usize, cols: usize, block: u32, rows_per_block: u32) -> Result<(LaunchConfig, u32), BoxError> {
-    let block = if block == 0 { candle_norm_block(cols) } else { block };
-    if rows % rows_per_block as usize != 0 {
+fn norm_launch(
+    rows: usize,
+    cols: usize,
+    block: u32,
+    rows_per_block: u32,
+) -> Result<(LaunchConfig, u32), BoxError> {
+    let block = if block == 0 {
+        candle_norm_block(cols)
+    } else {
+        block
+    };
+    if !rows.is_multiple_of(rows_per_block as usize) {
         return Err(Error::InvalidLaunch(format!(
             "{rows} rows do not divide into blocks of {rows_per_block}"
         ))
@@ -142,6 +156,9 @@ fn norm_launch(rows: usize, cols: usize, block: u32, rows_per_block: u32) -> Res
     ))
 }
 
+/// A layer norm's inputs: `x`, the weights `alpha` and the biases `beta`.
+pub type LayerNormInputs<'a, S> = (&'a CudaSlice<S>, &'a CudaSlice<S>, &'a CudaSlice<S>);
+
 /// A launch shape: threads a row and rows a block. For the norms, `threads` 0 is candle's rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
@@ -153,9 +170,15 @@ pub struct Shape {
 
 impl Shape {
     /// candle's launch of the norms: its block-size rule, one row a block.
-    pub const CANDLE_NORM: Shape = Shape { threads: 0, rows: 1 };
+    pub const CANDLE_NORM: Shape = Shape {
+        threads: 0,
+        rows: 1,
+    };
     /// candle's launch of the softmax: one warp a row.
-    pub const CANDLE_SOFTMAX: Shape = Shape { threads: 32, rows: 1 };
+    pub const CANDLE_SOFTMAX: Shape = Shape {
+        threads: 32,
+        rows: 1,
+    };
 }
 
 /// candle's RMS norm of the `rows × cols` matrix `x` with weights `alpha` into `dst`, launched
@@ -175,7 +198,13 @@ pub fn rmsnorm_with<T: Dtype>(
     let config = kernel.check(config)?;
     let (cols, block, eps) = (i32::try_from(cols)?, block as i32, EPS);
     let mut launch = stream.launch_builder(kernel.function());
-    launch.arg(x).arg(dst).arg(alpha).arg(&cols).arg(&block).arg(&eps);
+    launch
+        .arg(x)
+        .arg(dst)
+        .arg(alpha)
+        .arg(&cols)
+        .arg(&block)
+        .arg(&eps);
     // SAFETY: rmsnorm_T(const T* x, T* dst, const T* alpha, int ncols, int block_size, float
     // eps) over rows × cols elements, which x and dst hold (alpha: cols).
     unsafe { launch.launch(config) }?;
@@ -199,7 +228,10 @@ pub fn rmsnorm<T: Dtype>(
     dst: &mut CudaSlice<T::Storage>,
     shape: (usize, usize),
 ) -> Result<(), BoxError> {
-    let launch = Shape { threads: BLOCK as u32, rows: ROWS_PER_BLOCK as u32 };
+    let launch = Shape {
+        threads: BLOCK as u32,
+        rows: ROWS_PER_BLOCK as u32,
+    };
     rmsnorm_with::<T>(&T::kernels()[0], TUNED, launch, stream, inputs, dst, shape)
 }
 
@@ -211,7 +243,7 @@ pub fn layernorm_with<T: Dtype>(
     tuned: gputune_runtime::tuned::Tuned,
     shape: Shape,
     stream: &Arc<CudaStream>,
-    (x, alpha, beta): (&CudaSlice<T::Storage>, &CudaSlice<T::Storage>, &CudaSlice<T::Storage>),
+    (x, alpha, beta): LayerNormInputs<'_, T::Storage>,
     dst: &mut CudaSlice<T::Storage>,
     (rows, cols): (usize, usize),
 ) -> Result<(), BoxError> {
@@ -244,11 +276,14 @@ pub fn layernorm_with<T: Dtype>(
 )]
 pub fn layernorm<T: Dtype>(
     stream: &Arc<CudaStream>,
-    inputs: (&CudaSlice<T::Storage>, &CudaSlice<T::Storage>, &CudaSlice<T::Storage>),
+    inputs: LayerNormInputs<'_, T::Storage>,
     dst: &mut CudaSlice<T::Storage>,
     shape: (usize, usize),
 ) -> Result<(), BoxError> {
-    let launch = Shape { threads: BLOCK as u32, rows: ROWS_PER_BLOCK as u32 };
+    let launch = Shape {
+        threads: BLOCK as u32,
+        rows: ROWS_PER_BLOCK as u32,
+    };
     layernorm_with::<T>(&T::kernels()[1], TUNED, launch, stream, inputs, dst, shape)
 }
 
@@ -263,7 +298,7 @@ pub fn softmax_with<T: Dtype>(
     dst: &mut CudaSlice<T::Storage>,
     (rows, cols): (usize, usize),
 ) -> Result<(), BoxError> {
-    if rows % shape.rows as usize != 0 {
+    if !rows.is_multiple_of(shape.rows as usize) {
         return Err(Error::InvalidLaunch(format!(
             "{rows} rows do not divide into blocks of {}",
             shape.rows
@@ -300,7 +335,10 @@ pub fn softmax<T: Dtype>(
     dst: &mut CudaSlice<T::Storage>,
     shape: (usize, usize),
 ) -> Result<(), BoxError> {
-    let launch = Shape { threads: ROW_THREADS as u32, rows: ROWS_PER_BLOCK as u32 };
+    let launch = Shape {
+        threads: ROW_THREADS as u32,
+        rows: ROWS_PER_BLOCK as u32,
+    };
     softmax_with::<T>(&T::kernels()[2], TUNED, launch, stream, x, dst, shape)
 }
 
@@ -311,6 +349,8 @@ pub fn close(got: &[f32], want: &[f32], tolerance: f32) -> Result<(), String> {
         return Err(format!("{} elements, not {}", got.len(), want.len()));
     }
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        // NaN is never close: hence the negation.
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
         if !((g - w).abs() <= tolerance + tolerance * w.abs()) {
             return Err(format!("element {i} is {g}, candle's launch gives {w}"));
         }
@@ -339,16 +379,25 @@ mod tests {
         assert_eq!(candle_norm_block(4096), 1024);
         assert_eq!(candle_norm_block(768), 32);
         let (config, block) = norm_launch(512, 4096, 0, 1).expect("candle's launch");
-        assert_eq!((config.grid_dim.0, config.block_dim, block), (512, (1024, 1, 1), 1024));
+        assert_eq!(
+            (config.grid_dim.0, config.block_dim, block),
+            (512, (1024, 1, 1), 1024)
+        );
         let (config, _) = norm_launch(512, 4096, 32, 4).expect("4 rows a block");
         assert_eq!((config.grid_dim.0, config.block_dim), (128, (32, 4, 1)));
-        assert!(norm_launch(1, 4096, 32, 2).is_err(), "1 row does not fill 2");
+        assert!(
+            norm_launch(1, 4096, 32, 2).is_err(),
+            "1 row does not fill 2"
+        );
     }
 
     #[test]
     fn the_spaces_are_the_launch_shapes() {
         assert_eq!(RMSNORM_PARAMS, [("block", "0"), ("rows_per_block", "1")]);
-        assert_eq!(SOFTMAX_PARAMS, [("row_threads", "32"), ("rows_per_block", "1")]);
+        assert_eq!(
+            SOFTMAX_PARAMS,
+            [("row_threads", "32"), ("rows_per_block", "1")]
+        );
     }
 
     #[test]
