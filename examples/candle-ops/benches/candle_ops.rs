@@ -7,7 +7,7 @@
 //! (computed once per workload and process), within the type's tolerance, before it is timed.
 
 use gputune_example_candle_ops::mmvq::{
-    self, matches_candle, mmvq, mmvq_with, Matvec, Quant, CANDLE, Q4K, Q8_0,
+    self, launcher, matches_candle, mmvq, run, Matvec, Quant, CANDLE, Q4K, Q8_0,
 };
 use gputune_example_candle_ops::{
     close, input_value, layernorm, layernorm_with, rmsnorm, rmsnorm_with, softmax, softmax_with,
@@ -15,7 +15,6 @@ use gputune_example_candle_ops::{
 };
 use gputune_runtime::cudarc::driver::{CudaSlice, CudaStream};
 use gputune_runtime::device::BackendKind;
-use gputune_runtime::tuned::Tuned;
 use gputune_runtime::{type_instances, Bench, BenchResult, BoxError, State};
 use std::sync::Arc;
 
@@ -78,12 +77,8 @@ fn bench_rmsnorm<T: Dtype>(state: &mut State<'_>) -> BenchResult {
             let x = input::<T>(stream, rows * cols, 1, 1.0)?;
             let alpha = input::<T>(stream, cols, 2, 0.5)?;
             let mut dst = stream.alloc_zeros::<T::Storage>(rows * cols)?;
-            let candle = Shape::CANDLE_NORM;
-            let kernel = &T::kernels()[0];
             rmsnorm_with::<T>(
-                kernel,
-                Tuned::UNTUNED,
-                candle,
+                Shape::CANDLE_NORM,
                 stream,
                 (&x, &alpha),
                 &mut dst,
@@ -94,7 +89,13 @@ fn bench_rmsnorm<T: Dtype>(state: &mut State<'_>) -> BenchResult {
         },
         |state, (x, alpha, dst, reference)| {
             verified::<T>(state, dst, reference, |stream, dst| {
-                rmsnorm::<T>(stream, (x, alpha), dst, (rows, cols))
+                rmsnorm_with::<T>(
+                    rmsnorm::<T>((rows, cols)),
+                    stream,
+                    (x, alpha),
+                    dst,
+                    (rows, cols),
+                )
             })
         },
     )?
@@ -109,24 +110,15 @@ fn bench_layernorm<T: Dtype>(state: &mut State<'_>) -> BenchResult {
             let alpha = input::<T>(stream, cols, 4, 0.5)?;
             let beta = input::<T>(stream, cols, 5, 0.25)?;
             let mut dst = stream.alloc_zeros::<T::Storage>(rows * cols)?;
-            let candle = Shape::CANDLE_NORM;
-            let kernel = &T::kernels()[1];
             let inputs = (&x, &alpha, &beta);
-            layernorm_with::<T>(
-                kernel,
-                Tuned::UNTUNED,
-                candle,
-                stream,
-                inputs,
-                &mut dst,
-                (rows, cols),
-            )?;
+            layernorm_with::<T>(Shape::CANDLE_NORM, stream, inputs, &mut dst, (rows, cols))?;
             let reference = values::<T>(stream, &dst)?;
             Ok::<_, BoxError>((x, alpha, beta, dst, reference))
         },
         |state, (x, alpha, beta, dst, reference)| {
             verified::<T>(state, dst, reference, |stream, dst| {
-                layernorm::<T>(stream, (x, alpha, beta), dst, (rows, cols))
+                let shape = layernorm::<T>((rows, cols));
+                layernorm_with::<T>(shape, stream, (x, alpha, beta), dst, (rows, cols))
             })
         },
     )?
@@ -140,23 +132,13 @@ fn bench_softmax<T: Dtype>(state: &mut State<'_>) -> BenchResult {
             // Attention scores and logits: spread enough that the maximum matters.
             let x = input::<T>(stream, rows * cols, 6, 4.0)?;
             let mut dst = stream.alloc_zeros::<T::Storage>(rows * cols)?;
-            let candle = Shape::CANDLE_SOFTMAX;
-            let kernel = &T::kernels()[2];
-            softmax_with::<T>(
-                kernel,
-                Tuned::UNTUNED,
-                candle,
-                stream,
-                &x,
-                &mut dst,
-                (rows, cols),
-            )?;
+            softmax_with::<T>(Shape::CANDLE_SOFTMAX, stream, &x, &mut dst, (rows, cols))?;
             let reference = values::<T>(stream, &dst)?;
             Ok::<_, BoxError>((x, dst, reference))
         },
         |state, (x, dst, reference)| {
             verified::<T>(state, dst, reference, |stream, dst| {
-                softmax::<T>(stream, x, dst, (rows, cols))
+                softmax_with::<T>(softmax::<T>((rows, cols)), stream, x, dst, (rows, cols))
             })
         },
     )?
@@ -183,7 +165,13 @@ fn bench_mmvq<Q: Quant>(state: &mut State<'_>) -> BenchResult {
             let w = stream.clone_htod(&mmvq::weights::<Q>(shape, 7))?;
             let y = stream.clone_htod(&mmvq::activations(shape, 8))?;
             let mut dst = stream.alloc_zeros::<f32>(rows * batch)?;
-            mmvq_with::<Q>(CANDLE, stream, (&w, &y), &mut dst, shape)?;
+            run::<Q>(
+                launcher::<Q>(CANDLE, shape)?,
+                stream,
+                (&w, &y),
+                &mut dst,
+                shape,
+            )?;
             let reference = stream.clone_dtoh(&dst)?;
             Ok::<_, BoxError>((w, y, dst, reference))
         },
@@ -191,7 +179,7 @@ fn bench_mmvq<Q: Quant>(state: &mut State<'_>) -> BenchResult {
             let stream = state.cuda()?.stream.clone();
             state.verify_with(
                 dst,
-                |dst| mmvq::<Q>(&stream, (w, y), dst, shape),
+                |dst| run::<Q>(mmvq::<Q>(shape)?, &stream, (w, y), dst, shape),
                 |dst| {
                     matches_candle(
                         &stream.clone_dtoh(dst).map_err(|e| e.to_string())?,
@@ -199,7 +187,7 @@ fn bench_mmvq<Q: Quant>(state: &mut State<'_>) -> BenchResult {
                     )
                 },
             )?;
-            state.exec(|launch| mmvq::<Q>(launch.stream()?, (w, y), dst, shape));
+            state.exec(|launch| run::<Q>(mmvq::<Q>(shape)?, launch.stream()?, (w, y), dst, shape));
             Ok(())
         },
     )?

@@ -27,6 +27,7 @@ use gputune_runtime::cudarc::driver::{
     CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 use gputune_runtime::kernel::Kernel;
+use gputune_runtime::tuned::Tuned;
 use gputune_runtime::verify::{Bf16, DeviceElement, F16 as Half};
 use gputune_runtime::{BoxError, Error};
 
@@ -183,10 +184,7 @@ impl Shape {
 
 /// candle's RMS norm of the `rows × cols` matrix `x` with weights `alpha` into `dst`, launched
 /// with `shape`.
-#[allow(clippy::too_many_arguments)]
 pub fn rmsnorm_with<T: Dtype>(
-    kernel: &Kernel,
-    tuned: gputune_runtime::tuned::Tuned,
     shape: Shape,
     stream: &Arc<CudaStream>,
     (x, alpha): (&CudaSlice<T::Storage>, &CudaSlice<T::Storage>),
@@ -194,7 +192,7 @@ pub fn rmsnorm_with<T: Dtype>(
     (rows, cols): (usize, usize),
 ) -> Result<(), BoxError> {
     let (config, block) = norm_launch(rows, cols, shape.threads, shape.rows)?;
-    let kernel = kernel.get(tuned, stream, &[])?;
+    let kernel = T::kernels()[0].get(Tuned::UNTUNED, stream, &[])?;
     let config = kernel.check(config)?;
     let (cols, block, eps) = (i32::try_from(cols)?, block as i32, EPS);
     let mut launch = stream.launch_builder(kernel.function());
@@ -211,7 +209,10 @@ pub fn rmsnorm_with<T: Dtype>(
     Ok(())
 }
 
-/// [`rmsnorm_with`] at the variant's shape.
+/// The launch shape of candle's RMS norm over `shape` (rows × columns) on this GPU: the
+/// variant's in a search, else the winner `gputune.toml` applies for the GPU and the shape,
+/// else candle's own (base). A lookup, not a launch, so that candle's launch code (or any
+/// launcher that takes a block shape) can ask it; [`rmsnorm_with`] launches it.
 ///
 /// Tuned: block sizes 0 (candle's rule), 32 to 1024 × rows per block 1, 2, 4, of which
 /// `require` keeps the 18 with at most 1024 threads (candle's rule may still make more: `invalid`).
@@ -222,25 +223,16 @@ pub fn rmsnorm_with<T: Dtype>(
     base(block = 0, rows_per_block = 1),
     size(Rows = shape.0, Cols = shape.1)
 )]
-pub fn rmsnorm<T: Dtype>(
-    stream: &Arc<CudaStream>,
-    inputs: (&CudaSlice<T::Storage>, &CudaSlice<T::Storage>),
-    dst: &mut CudaSlice<T::Storage>,
-    shape: (usize, usize),
-) -> Result<(), BoxError> {
-    let launch = Shape {
+pub fn rmsnorm<T: Dtype>(shape: (usize, usize)) -> Shape {
+    Shape {
         threads: BLOCK as u32,
         rows: ROWS_PER_BLOCK as u32,
-    };
-    rmsnorm_with::<T>(&T::kernels()[0], TUNED, launch, stream, inputs, dst, shape)
+    }
 }
 
 /// candle's layer norm of `x` with weights `alpha` and biases `beta` into `dst`, launched
 /// with `shape`.
-#[allow(clippy::too_many_arguments)]
 pub fn layernorm_with<T: Dtype>(
-    kernel: &Kernel,
-    tuned: gputune_runtime::tuned::Tuned,
     shape: Shape,
     stream: &Arc<CudaStream>,
     (x, alpha, beta): LayerNormInputs<'_, T::Storage>,
@@ -248,7 +240,7 @@ pub fn layernorm_with<T: Dtype>(
     (rows, cols): (usize, usize),
 ) -> Result<(), BoxError> {
     let (config, block) = norm_launch(rows, cols, shape.threads, shape.rows)?;
-    let kernel = kernel.get(tuned, stream, &[])?;
+    let kernel = T::kernels()[1].get(Tuned::UNTUNED, stream, &[])?;
     let config = kernel.check(config)?;
     let (cols, block, eps) = (i32::try_from(cols)?, block as i32, EPS);
     let mut launch = stream.launch_builder(kernel.function());
@@ -266,7 +258,8 @@ pub fn layernorm_with<T: Dtype>(
     Ok(())
 }
 
-/// [`layernorm_with`] at the variant's shape; tuned as [`rmsnorm`].
+/// The launch shape of candle's layer norm over `shape` on this GPU, as [`rmsnorm`]'s;
+/// [`layernorm_with`] launches it. Tuned as [`rmsnorm`].
 #[tune(
     block = [0, 32, 64, 128, 256, 512, 1024],
     rows_per_block = [1, 2, 4],
@@ -274,24 +267,16 @@ pub fn layernorm_with<T: Dtype>(
     base(block = 0, rows_per_block = 1),
     size(Rows = shape.0, Cols = shape.1)
 )]
-pub fn layernorm<T: Dtype>(
-    stream: &Arc<CudaStream>,
-    inputs: LayerNormInputs<'_, T::Storage>,
-    dst: &mut CudaSlice<T::Storage>,
-    shape: (usize, usize),
-) -> Result<(), BoxError> {
-    let launch = Shape {
+pub fn layernorm<T: Dtype>(shape: (usize, usize)) -> Shape {
+    Shape {
         threads: BLOCK as u32,
         rows: ROWS_PER_BLOCK as u32,
-    };
-    layernorm_with::<T>(&T::kernels()[1], TUNED, launch, stream, inputs, dst, shape)
+    }
 }
 
 /// candle's softmax over the last dimension of the `rows × cols` matrix `x` into `dst`,
 /// launched with `shape`.
 pub fn softmax_with<T: Dtype>(
-    kernel: &Kernel,
-    tuned: gputune_runtime::tuned::Tuned,
     shape: Shape,
     stream: &Arc<CudaStream>,
     x: &CudaSlice<T::Storage>,
@@ -305,7 +290,7 @@ pub fn softmax_with<T: Dtype>(
         ))
         .into());
     }
-    let kernel = kernel.get(tuned, stream, &[])?;
+    let kernel = T::kernels()[2].get(Tuned::UNTUNED, stream, &[])?;
     let config = kernel.check(LaunchConfig {
         grid_dim: (u32::try_from(rows / shape.rows as usize)?, 1, 1),
         block_dim: (shape.rows, shape.threads, 1),
@@ -319,7 +304,8 @@ pub fn softmax_with<T: Dtype>(
     Ok(())
 }
 
-/// [`softmax_with`] at the variant's shape.
+/// The launch shape of candle's softmax over the last dimension of `shape` on this GPU, as
+/// [`rmsnorm`]'s; [`softmax_with`] launches it.
 ///
 /// Tuned: threads a row (`blockDim.y`: 32 is candle's) × rows per block (`blockDim.x`: 1 is
 /// candle's) = 12 points.
@@ -329,17 +315,11 @@ pub fn softmax_with<T: Dtype>(
     base(row_threads = 32, rows_per_block = 1),
     size(Rows = shape.0, Cols = shape.1)
 )]
-pub fn softmax<T: Dtype>(
-    stream: &Arc<CudaStream>,
-    x: &CudaSlice<T::Storage>,
-    dst: &mut CudaSlice<T::Storage>,
-    shape: (usize, usize),
-) -> Result<(), BoxError> {
-    let launch = Shape {
+pub fn softmax<T: Dtype>(shape: (usize, usize)) -> Shape {
+    Shape {
         threads: ROW_THREADS as u32,
         rows: ROWS_PER_BLOCK as u32,
-    };
-    softmax_with::<T>(&T::kernels()[2], TUNED, launch, stream, x, dst, shape)
+    }
 }
 
 /// Whether `got` is `want` within `tolerance`, relatively and absolutely; `Err` names the

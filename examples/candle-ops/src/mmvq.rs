@@ -4,7 +4,9 @@
 //! shape it fixes in the source made two macros, `NWARPS` (warps a block) and
 //! `ROWS_PER_BLOCK` (weight rows a block), where 0 is candle's rule (4 warps and 1 row for one
 //! token; 2 rows from two tokens on, 2 warps from five). `build.rs` compiles it with nvcc once
-//! per variant; [`mmvq`] calls its variant's launcher on the caller's stream.
+//! per variant. [`mmvq`] is a lookup: it answers with the launcher of the variant that runs
+//! for a shape on this GPU (candle's, or the winner `gputune.toml` applies), which candle-core's
+//! `fast_mmvq` can call in place of its own, and [`run`] calls one on a stream.
 //!
 //! Base is candle's launch, compiled from the same file, and every variant is verified
 //! against it on the same inputs.
@@ -196,16 +198,10 @@ fn rows_per_block(tuned: Tuned, batch: usize) -> usize {
     }
 }
 
-/// `dst = W · y` for the `Q` weights `w` and the Q8_1 activations `y` of `shape`, launched by
-/// the C++ launcher of the variant `tuned` on `stream`. [`Error::InvalidLaunch`] where the
-/// rows do not divide into the variant's blocks (the kernel reads whole blocks of rows).
-pub fn mmvq_with<Q: Quant>(
-    tuned: Tuned,
-    stream: &Arc<CudaStream>,
-    (w, y): (&CudaSlice<u8>, &CudaSlice<u8>),
-    dst: &mut CudaSlice<f32>,
-    shape: Matvec,
-) -> Result<(), BoxError> {
+/// The launcher of the variant `tuned` for `Q` weights at `shape`. [`Error::InvalidLaunch`]
+/// where the rows do not divide into the variant's blocks (the kernel reads whole blocks of
+/// rows); [`Error::Usage`] for a shape candle's kernels do not take.
+pub fn launcher<Q: Quant>(tuned: Tuned, shape: Matvec) -> Result<PlainLauncher, BoxError> {
     let Matvec { rows, cols, batch } = shape;
     if !(1..=MAX_BATCH).contains(&batch) || cols % Q::BLOCK_VALUES != 0 {
         return Err(Error::Usage(format!(
@@ -222,15 +218,51 @@ pub fn mmvq_with<Q: Quant>(
         ))
         .into());
     }
+    let pointer = LAUNCH.pointer(tuned, Q::LAUNCHER, &[])?;
+    // SAFETY: PlainLauncher is the signature of the `Q::LAUNCHER` functions in mmvq_gguf.cu.
+    Ok(unsafe { std::mem::transmute::<unsafe extern "C" fn(), PlainLauncher>(pointer) })
+}
+
+/// The launcher that runs for `Q` weights at `shape` on this GPU: in a search the variant's,
+/// else the winner applied for the GPU and the shape, else candle's own.
+///
+/// Tuned: warps a block (0 is candle's rule, 1 to 16) × weight rows a block (0 is candle's
+/// rule, 1 to 4), but not 16 warps with 4 rows (its partial sums overflow static shared
+/// memory for 7 and 8 tokens): 23 points.
+#[tune(
+    nwarps = [0, 1, 2, 4, 8, 16],
+    rows_per_block = [0, 1, 2, 4],
+    require(nwarps * rows_per_block <= 32),
+    base(nwarps = 0, rows_per_block = 0),
+    size(Rows = shape.rows, Cols = shape.cols, Batch = shape.batch)
+)]
+pub fn mmvq<Q: Quant>(shape: Matvec) -> Result<PlainLauncher, BoxError> {
+    launcher::<Q>(TUNED, shape)
+}
+
+/// `dst = W · y` for the `Q` weights `w` and the Q8_1 activations `y` of `shape`, by
+/// `launch` (from [`mmvq`] or [`launcher`]) on `stream`.
+pub fn run<Q: Quant>(
+    launch: PlainLauncher,
+    stream: &Arc<CudaStream>,
+    (w, y): (&CudaSlice<u8>, &CudaSlice<u8>),
+    dst: &mut CudaSlice<f32>,
+    shape: Matvec,
+) -> Result<(), BoxError> {
+    let Matvec { rows, cols, batch } = shape;
     if w.len() < shape.weight_bytes::<Q>()
         || y.len() < shape.q8_1_bytes()
         || dst.len() < rows * batch
     {
         return Err(Error::Usage(format!("buffers too small for {shape:?}")).into());
     }
-    // SAFETY: both are the signatures of these functions in src/mmvq_gguf.cu.
-    let launch: PlainLauncher = unsafe { LAUNCH.get(tuned, stream, Q::LAUNCHER, &[]) }?;
-    let status: LaunchStatus = unsafe { LAUNCH.get(tuned, stream, "mmvq_launch_status", &[]) }?;
+    // The CUDA runtime's last error is one per thread, whichever variant's object reads it:
+    // base's, which every build links.
+    let status = LAUNCH.pointer(CANDLE, "mmvq_launch_status", &[])?;
+    // SAFETY: LaunchStatus is mmvq_launch_status's signature in mmvq_gguf.cu.
+    let status = unsafe { std::mem::transmute::<unsafe extern "C" fn(), LaunchStatus>(status) };
+    // The launcher's runtime calls run in the thread's current context: the stream's.
+    stream.context().bind_to_thread()?;
     let (w, _w) = w.device_ptr(stream);
     let (y, _y) = y.device_ptr(stream);
     let (out, _out) = dst.device_ptr_mut(stream);
@@ -255,27 +287,6 @@ pub fn mmvq_with<Q: Quant>(
     };
     launch_status(code)?;
     Ok(())
-}
-
-/// [`mmvq_with`] with the variant's launch shape.
-///
-/// Tuned: warps a block (0 is candle's rule, 1 to 16) × weight rows a block (0 is candle's
-/// rule, 1 to 4), but not 16 warps with 4 rows (its partial sums overflow static shared
-/// memory for 7 and 8 tokens): 23 points.
-#[tune(
-    nwarps = [0, 1, 2, 4, 8, 16],
-    rows_per_block = [0, 1, 2, 4],
-    require(nwarps * rows_per_block <= 32),
-    base(nwarps = 0, rows_per_block = 0),
-    size(Rows = shape.rows, Cols = shape.cols, Batch = shape.batch)
-)]
-pub fn mmvq<Q: Quant>(
-    stream: &Arc<CudaStream>,
-    inputs: (&CudaSlice<u8>, &CudaSlice<u8>),
-    dst: &mut CudaSlice<f32>,
-    shape: Matvec,
-) -> Result<(), BoxError> {
-    mmvq_with::<Q>(TUNED, stream, inputs, dst, shape)
 }
 
 /// Whether `got` is candle's output `want` up to the order of the float sums: within 1e-4 of
@@ -358,5 +369,33 @@ mod tests {
         );
         assert_eq!(rows_per_block(four, 1), 4);
         assert_eq!(rows_per_block(CANDLE, 8), 2);
+        let error = |tuned, shape| launcher::<Q4K>(tuned, shape).err().map(|e| e.to_string());
+        let rows = error(
+            four,
+            Matvec {
+                rows: 1026,
+                cols: 4096,
+                batch: 1,
+            },
+        );
+        assert!(rows.is_some_and(|e| e.contains("do not divide into blocks of 4")));
+        let cols = error(
+            CANDLE,
+            Matvec {
+                rows: 1024,
+                cols: 4000,
+                batch: 1,
+            },
+        );
+        assert!(cols.is_some_and(|e| e.contains("whole blocks of 256")));
+        let batch = error(
+            CANDLE,
+            Matvec {
+                rows: 1024,
+                cols: 4096,
+                batch: 9,
+            },
+        );
+        assert!(batch.is_some_and(|e| e.contains("1 to 8 tokens")));
     }
 }

@@ -9,8 +9,8 @@
 
 use gputune_runtime::BoxError;
 
-use gputune_example_candle_ops::mmvq::{mmvq, Matvec, Q4K};
-use gputune_example_candle_ops::{rmsnorm, softmax, Dtype, BF16};
+use gputune_example_candle_ops::mmvq::{mmvq, run, Matvec, Q4K};
+use gputune_example_candle_ops::{rmsnorm, rmsnorm_with, softmax, softmax_with, Dtype, BF16};
 use gputune_runtime::cudarc::driver::CudaContext;
 
 const LAYERS: usize = 32;
@@ -42,13 +42,34 @@ fn main() -> Result<(), BoxError> {
     let x = stream.alloc_zeros::<<BF16 as Dtype>::Storage>(most_rows * most_cols)?;
     let weight = stream.alloc_zeros::<<BF16 as Dtype>::Storage>(HIDDEN)?;
     let mut out = stream.alloc_zeros::<<BF16 as Dtype>::Storage>(most_rows * most_cols)?;
-    let largest = Matvec { rows: VOCAB, cols: HIDDEN, batch: 1 };
+    let largest = Matvec {
+        rows: VOCAB,
+        cols: HIDDEN,
+        batch: 1,
+    };
     let weights = stream.alloc_zeros::<u8>(largest.weight_bytes::<Q4K>())?;
-    let q8 = stream.alloc_zeros::<u8>(Matvec { rows: 1, cols: FFN, batch: 1 }.q8_1_bytes())?;
+    let q8 = stream.alloc_zeros::<u8>(
+        Matvec {
+            rows: 1,
+            cols: FFN,
+            batch: 1,
+        }
+        .q8_1_bytes(),
+    )?;
     let mut logits = stream.alloc_zeros::<f32>(VOCAB)?;
     let mut matvec = |rows, cols| {
-        let shape = Matvec { rows, cols, batch: 1 };
-        mmvq::<Q4K>(&stream, (&weights, &q8), &mut logits, shape)
+        let shape = Matvec {
+            rows,
+            cols,
+            batch: 1,
+        };
+        run::<Q4K>(
+            mmvq::<Q4K>(shape)?,
+            &stream,
+            (&weights, &q8),
+            &mut logits,
+            shape,
+        )
     };
     let (mut norms, mut softmaxes, mut matvecs) = (0, 0, 0);
     // The prompt: every token at once; then one token a step, attending to all before it.
@@ -56,10 +77,12 @@ fn main() -> Result<(), BoxError> {
     for (tokens, keys) in steps {
         for _layer in 0..LAYERS {
             for _norm in 0..2 {
-                rmsnorm::<BF16>(&stream, (&x, &weight), &mut out, (tokens, HIDDEN))?;
+                let shape = rmsnorm::<BF16>((tokens, HIDDEN));
+                rmsnorm_with::<BF16>(shape, &stream, (&x, &weight), &mut out, (tokens, HIDDEN))?;
                 norms += 1;
             }
-            softmax::<BF16>(&stream, &x, &mut out, (tokens * HEADS, keys))?;
+            let shape = softmax::<BF16>((tokens * HEADS, keys));
+            softmax_with::<BF16>(shape, &stream, &x, &mut out, (tokens * HEADS, keys))?;
             softmaxes += 1;
             // A prompt's matrices take candle's batched kernels (more than 8 tokens).
             if tokens == 1 {
@@ -69,7 +92,8 @@ fn main() -> Result<(), BoxError> {
                 }
             }
         }
-        rmsnorm::<BF16>(&stream, (&x, &weight), &mut out, (tokens, HIDDEN))?;
+        let shape = rmsnorm::<BF16>((tokens, HIDDEN));
+        rmsnorm_with::<BF16>(shape, &stream, (&x, &weight), &mut out, (tokens, HIDDEN))?;
         norms += 1;
         if tokens == 1 {
             matvec(VOCAB, HIDDEN)?;
