@@ -290,10 +290,9 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
             let size = (!spec.sizes.is_empty()).then(|| {
                 let tokens = spec.sizes.iter().map(|s| &s.tokens);
                 quote! {
+                    #[allow(unused_variables)]
                     let __gputune_sizes: [u64; #count] =
                         [#(::gputune_runtime::tuned::size_value(&(#tokens))),*];
-                    #[allow(unused_variables)]
-                    let __gputune_size: u64 = __gputune_sizes[0];
                 }
             });
             syn::parse_quote!({
@@ -310,7 +309,7 @@ pub fn tune(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// With `GPUTUNE_CAPTURE` set, the call's workload noted: each generic type parameter's type
-/// and each `size(…)` axis's value (read into `__gputune_size` just before).
+/// and each `size(…)` axis's value (read into `__gputune_sizes` just before).
 fn capture_call(function: &syn::ItemFn, spec: &TuneSpec) -> proc_macro2::TokenStream {
     let name = function.sig.ident.to_string();
     let name = name.trim_start_matches("r#");

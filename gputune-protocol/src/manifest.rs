@@ -79,9 +79,10 @@ pub struct Applied {
     /// Whether [`arch`](Self::arch) names a device model rather than an architecture.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub model: bool,
-    /// The sizes the entry holds for, `[first, last]` (inclusive), for a per-size entry.
+    /// The sizes a per-size entry holds for: per axis of the function's `size(…)`, in its
+    /// order, `[first, last]` (inclusive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sizes: Option<[u64; 2]>,
+    pub sizes: Option<Vec<[u64; 2]>>,
     /// The label of the applied point.
     pub label: String,
 }

@@ -510,3 +510,50 @@ fn captured_calls_are_searched_on_exactly_their_sizes() {
         text(&out)
     );
 }
+
+#[test]
+fn a_shape_s_winner_is_dispatched_on_every_axis() {
+    let _lock = lock();
+    let policy = "version = 2\n\
+        [[shaped.\"*\".\"Probe GPU\"]]\nsize-ranges = { Rows = 4096, Cols = 1 }\na = 2\n\
+        [[shaped.\"*\".\"Probe GPU\"]]\nsize-ranges = { Rows = 1, Cols = \"4096..\" }\na = 1\n";
+    let (bin, manifest) = build_probe(&write_toml(policy)).expect("builds");
+    assert_eq!(compiled(&manifest, "shaped"), ["base", "a_2"]);
+    let out = Command::new(&bin)
+        .args([
+            "shape:4096x1",
+            "shape:1x4096",
+            "shape:1x8192",
+            "shape:4096x2",
+        ])
+        .env("GPUTUNE_DEVICE", "Probe GPU")
+        .env("GPUTUNE_ARCH", "sm_90")
+        .output()
+        .expect("the probe runs");
+    assert!(out.status.success(), "{}", text(&out));
+    let ran: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    // 4096 × 1 is not 1 × 4096: each shape its own entry, and one not listed runs base.
+    assert_eq!(
+        ran,
+        [
+            "shape 4096x1 a_2",
+            "shape 1x4096 a_1",
+            "shape 1x8192 a_1",
+            "shape 4096x2 a_1"
+        ]
+    );
+    // Two entries sharing a shape fail the build naming both.
+    let overlap = "version = 2\n\
+        [[shaped.\"*\".sm_90]]\nsize-ranges = { Rows = 4096 }\na = 2\n\
+        [[shaped.\"*\".sm_90]]\nsize-ranges = { Cols = 1 }\na = 1\n";
+    let err = build_probe(&write_toml(overlap)).expect_err("overlapping shapes");
+    assert!(
+        err.contains("the size ranges Rows 4096..4097 and Cols 1..2 overlap"),
+        "{err}"
+    );
+    std::fs::remove_file(toml_path()).ok();
+}

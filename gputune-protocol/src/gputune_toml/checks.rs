@@ -4,7 +4,7 @@
 
 use gputune_grammar::{Point, TuneSpec, Value};
 
-use super::{entry_name, Entry, GputuneToml, KeyKind, SizeRange, TomlError, MEASURED_ON};
+use super::{entry_name, sizes, Entry, GputuneToml, KeyKind, SizeRange, TomlError, MEASURED_ON};
 
 /// An entry of one function, checked against its `#[tune]`: what the production dispatch
 /// compiles in.
@@ -16,32 +16,27 @@ pub struct AppliedPoint {
     pub device: String,
     /// What the device key names.
     pub kind: KeyKind,
-    /// The sizes it holds for; `None`: every size.
-    pub size: Option<SizeRange>,
+    /// The sizes it holds for, one range per axis it constrains; empty: every size.
+    pub sizes: Vec<SizeRange>,
     /// The point it names.
     pub point: Point,
     /// The model it was measured on, where the entry says (`measured-on`).
     pub measured_on: Option<String>,
 }
 
-/// The per-size entries of one key: one axis, no size in two ranges.
+/// The per-size entries of one key: no size (no shape, over several axes) in two of them.
 pub(super) fn ranges(entries: &[Entry]) -> Result<(), String> {
-    let mut sized: Vec<&SizeRange> = entries.iter().filter_map(|e| e.size.as_ref()).collect();
-    if let Some(first) = sized.first() {
-        if let Some(other) = sized.iter().find(|r| r.axis != first.axis) {
-            return Err(format!(
-                "its ranges are of two axes, `{}` and `{}`: a function dispatches on one",
-                first.axis, other.axis
-            ));
-        }
-    }
-    sized.sort_by_key(|r| r.first());
-    for pair in sized.windows(2) {
-        if pair[0].overlaps(pair[1]) {
+    let sized: Vec<&[SizeRange]> = entries
+        .iter()
+        .map(|e| &e.sizes[..])
+        .filter(|r| !r.is_empty())
+        .collect();
+    for (i, a) in sized.iter().enumerate() {
+        if let Some(b) = sized[i + 1..].iter().find(|b| sizes::overlap(a, b)) {
             return Err(format!(
                 "the size ranges {} and {} overlap: each size has one winner",
-                pair[0].describe(),
-                pair[1].describe()
+                sizes::describe(a),
+                sizes::describe(b)
             ));
         }
     }
@@ -63,7 +58,7 @@ impl GputuneToml {
                 for e in entries {
                     let point = point_of(spec, &e.params)
                         .map_err(|m| TomlError(format!("{at}{}: {m}", range_note(e))))?;
-                    if let Some(r) = &e.size {
+                    for r in &e.sizes {
                         size_axis(function, spec, r)
                             .map_err(|m| TomlError(format!("{at}: {m}")))?;
                     }
@@ -71,7 +66,7 @@ impl GputuneToml {
                         workload: workload.clone(),
                         device: device.clone(),
                         kind: self.kind(device),
-                        size: e.size.clone(),
+                        sizes: e.sizes.clone(),
                         point,
                         measured_on: e.measured_on.clone(),
                     });
@@ -85,27 +80,36 @@ impl GputuneToml {
 
 /// ` (Elements 1024..4096)` for a per-size entry, nothing for a single one.
 fn range_note(e: &Entry) -> String {
-    e.size
-        .as_ref()
-        .map(|r| format!(" ({})", r.describe()))
-        .unwrap_or_default()
+    note(&e.sizes)
 }
 
-/// A per-size entry's axis must be the one the function dispatches on.
+fn note(ranges: &[SizeRange]) -> String {
+    if ranges.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", sizes::describe(ranges))
+    }
+}
+
+/// A per-size entry's axes must be ones the function dispatches on (its `size(…)`).
 fn size_axis(function: &str, spec: &TuneSpec, r: &SizeRange) -> Result<(), String> {
-    match spec.size() {
-        None => Err(format!(
+    if spec.sizes.is_empty() {
+        return Err(format!(
             "a per-size entry ({}), but `{function}` declares no size to dispatch on: add \
              `size({} = …)` to its #[tune], naming the argument that holds the size",
             r.describe(),
             r.axis
-        )),
-        Some(s) if s.axis != r.axis => Err(format!(
-            "unknown size axis `{}`: `{function}` dispatches on `{}` (its size(…))",
-            r.axis, s.axis
-        )),
-        Some(_) => Ok(()),
+        ));
     }
+    if spec.sizes.iter().any(|s| s.axis == r.axis) {
+        return Ok(());
+    }
+    let axes: Vec<&str> = spec.sizes.iter().map(|s| s.axis.as_str()).collect();
+    Err(format!(
+        "unknown size axis `{}`: `{function}` dispatches on `{}` (its size(…))",
+        r.axis,
+        axes.join("`, `")
+    ))
 }
 
 /// "The same device": a model key and an architecture key whose `measured-on` names that
@@ -119,7 +123,7 @@ fn same_device(function: &str, points: &[AppliedPoint]) -> Result<(), TomlError>
         for a in points.iter().filter(|a| {
             a.kind == KeyKind::Arch
                 && a.workload == m.workload
-                && a.size.is_some() == m.size.is_some()
+                && a.sizes.is_empty() == m.sizes.is_empty()
         }) {
             let Some(measured_on) = a.measured_on.as_deref() else {
                 continue;
@@ -127,25 +131,16 @@ fn same_device(function: &str, points: &[AppliedPoint]) -> Result<(), TomlError>
             if measured_on != m.device {
                 continue;
             }
-            let clash = match (&m.size, &a.size) {
-                (Some(x), Some(y)) => x.overlaps(y) && m.point != a.point,
-                _ => m.point != a.point,
-            };
+            let clash = sizes::overlap(&m.sizes, &a.sizes) && m.point != a.point;
             if clash {
                 return Err(TomlError(format!(
                     "{}{} and {}{} ({MEASURED_ON} = {:?}) name different points for the same \
                      device ({} and {}): both say what won on {measured_on:?}, so one is stale; \
                      apply again, or remove one",
                     entry_name(function, &m.workload, &m.device),
-                    m.size
-                        .as_ref()
-                        .map(|r| format!(" ({})", r.describe()))
-                        .unwrap_or_default(),
+                    note(&m.sizes),
                     entry_name(function, &a.workload, &a.device),
-                    a.size
-                        .as_ref()
-                        .map(|r| format!(" ({})", r.describe()))
-                        .unwrap_or_default(),
+                    note(&a.sizes),
                     measured_on,
                     m.point.label(),
                     a.point.label()

@@ -26,9 +26,12 @@
 //! unroll = 4
 //! ```
 //!
-//! Version 1 files (architecture keys only, one winner per key) read unchanged.
+//! A shape of several size axes (rows × columns) takes one `size-ranges` table per entry
+//! instead ([`sizes`]). Version 1 files (architecture keys only, one winner per key) read
+//! unchanged.
 
 mod checks;
+pub mod sizes;
 #[cfg(test)]
 mod tests;
 
@@ -56,6 +59,8 @@ pub const SIZE_AXIS: &str = "size-axis";
 pub const SIZE_FROM: &str = "size-from";
 /// The entry key of the size a per-size entry holds below (exclusive; default unbounded).
 pub const SIZE_BELOW: &str = "size-below";
+/// The entry key of a per-size entry's ranges over several axes (see [`sizes`]).
+pub const SIZE_RANGES: &str = "size-ranges";
 
 /// The [`STAMP_ENV`] value for a package whose `gputune.toml` holds `contents` (`None`: no
 /// file).
@@ -149,8 +154,8 @@ pub struct Entry {
     /// One key per parameter of the function (checked against its `#[tune]` by
     /// [`GputuneToml::entries`]).
     pub params: Params,
-    /// The sizes it holds for; `None`: every size.
-    pub size: Option<SizeRange>,
+    /// The sizes it holds for, one range per axis it constrains; empty: every size.
+    pub sizes: Vec<SizeRange>,
     /// The model it was measured on (`measured-on`), where the key does not say (an
     /// architecture key).
     pub measured_on: Option<String>,
@@ -284,7 +289,7 @@ impl GputuneToml {
     ) {
         let entry = Entry {
             params: params_of(point),
-            size: None,
+            sizes: Vec::new(),
             measured_on: measured_on
                 .filter(|_| KeyKind::of(device) == KeyKind::Arch)
                 .map(str::to_string),
@@ -293,16 +298,16 @@ impl GputuneToml {
     }
 
     /// The entry of `function` that a device of `model` and `arch` runs for compile-time
-    /// workload `workload` at `size` (`None`: a single winner, or the first range), as the
-    /// production dispatch chooses it: the model's key, then the architecture's, each for the
-    /// workload and then for `*`.
+    /// workload `workload` at the sizes `size` gives per axis (`None`: a single winner, or
+    /// the first range), as the production dispatch chooses it: the model's key, then the
+    /// architecture's, each for the workload and then for `*`.
     pub fn lookup(
         &self,
         function: &str,
         workload: &str,
         model: &str,
         arch: &str,
-        size: Option<u64>,
+        size: Option<&sizes::AxisValue<'_>>,
     ) -> Option<Found<'_>> {
         let workloads = self.functions.get(function)?;
         let order = [
@@ -321,9 +326,9 @@ impl GputuneToml {
             if self.kind(device) != kind {
                 continue;
             }
-            let found = entries.iter().find(|e| match (&e.size, size) {
-                (Some(r), Some(s)) => r.contains(s),
-                _ => true,
+            let found = entries.iter().find(|e| match size {
+                Some(value) => sizes::holds(&e.sizes, value),
+                None => true,
             });
             if let Some(entry) = found {
                 return Some(Found {
@@ -358,7 +363,8 @@ impl GputuneToml {
         for (function, workloads) in &self.functions {
             for (workload, devices) in workloads {
                 for (device, entries) in devices {
-                    let per_size = entries.len() != 1 || entries.iter().any(|e| e.size.is_some());
+                    let per_size =
+                        entries.len() != 1 || entries.iter().any(|e| !e.sizes.is_empty());
                     for e in entries {
                         let (open, close) = if per_size { ("[[", "]]") } else { ("[", "]") };
                         text.push_str(&format!(
@@ -367,7 +373,7 @@ impl GputuneToml {
                             key(workload),
                             key(device)
                         ));
-                        if let Some(r) = &e.size {
+                        if let [r] = &e.sizes[..] {
                             text.push_str(&format!("{SIZE_AXIS} = {}\n", toml_string(&r.axis)));
                             if let Some(from) = r.from {
                                 text.push_str(&format!("{SIZE_FROM} = {from}\n"));
@@ -375,6 +381,9 @@ impl GputuneToml {
                             if let Some(below) = r.below {
                                 text.push_str(&format!("{SIZE_BELOW} = {below}\n"));
                             }
+                        } else if !e.sizes.is_empty() {
+                            let ranges = sizes::text(&e.sizes, key);
+                            text.push_str(&format!("{SIZE_RANGES} = {ranges}\n"));
                         }
                         if let Some(m) = &e.measured_on {
                             text.push_str(&format!("{MEASURED_ON} = {}\n", toml_string(m)));
@@ -470,10 +479,10 @@ fn entries_of(version: i64, value: &toml::Value, at: &str) -> Result<Entries, To
                     ))
                 })?;
                 let entry = entry_of(t).map_err(|m| bad(format!("item {}: {m}", i + 1)))?;
-                if entry.size.is_none() {
+                if entry.sizes.is_empty() {
                     return Err(bad(format!(
-                        "item {} has no `{SIZE_AXIS}`: [[…]] entries hold one winner per size \
-                         range (a single winner is a [{}] table)",
+                        "item {} has no `{SIZE_AXIS}` (or `{SIZE_RANGES}`): [[…]] entries hold \
+                         one winner per size range (a single winner is a [{}] table)",
                         i + 1,
                         at.trim_matches(['[', ']'])
                     )));
@@ -515,10 +524,11 @@ fn entry_of(t: &toml::Table) -> Result<Entry, String> {
             SIZE_AXIS => axis = Some(text(v)?),
             SIZE_FROM => from = Some(size(v)?),
             SIZE_BELOW => below = Some(size(v)?),
+            SIZE_RANGES => entry.sizes = sizes::parse(k, v)?,
             other if other.contains('-') => {
                 return Err(format!(
                     "unknown key `{other}` (an entry holds `{MEASURED_ON}`, `{SIZE_AXIS}`, \
-                     `{SIZE_FROM}`, `{SIZE_BELOW}` and one key per parameter)"
+                     `{SIZE_FROM}`, `{SIZE_BELOW}`, `{SIZE_RANGES}` and one key per parameter)"
                 ))
             }
             _ => {
@@ -526,6 +536,12 @@ fn entry_of(t: &toml::Table) -> Result<Entry, String> {
                 entry.params.insert(k.clone(), v.clone());
             }
         }
+    }
+    if axis.is_some() && !entry.sizes.is_empty() {
+        return Err(format!(
+            "both `{SIZE_AXIS}` and `{SIZE_RANGES}`: give one axis's range with the first, or \
+             every axis's with the second"
+        ));
     }
     match axis {
         Some(axis) => {
@@ -542,7 +558,7 @@ fn entry_of(t: &toml::Table) -> Result<Entry, String> {
             if below == Some(0) {
                 return Err(format!("`{SIZE_BELOW} = 0`: the range is empty"));
             }
-            entry.size = Some(SizeRange { axis, from, below });
+            entry.sizes = vec![SizeRange { axis, from, below }];
         }
         None if from.is_some() || below.is_some() => {
             return Err(format!(

@@ -18,7 +18,7 @@ fn labels(file: &GputuneToml, spec: &TuneSpec) -> Vec<String> {
         .expect("valid")
         .iter()
         .map(|p| {
-            let size = p.size.as_ref().map(|r| format!(" {}", r.describe()));
+            let size = (!p.sizes.is_empty()).then(|| format!(" {}", sizes::describe(&p.sizes)));
             format!(
                 "{}/{}/{:?}/{}{}",
                 p.workload,
@@ -180,7 +180,8 @@ fn per_size_entries_hold_for_their_ranges() {
         ]
     );
     let at = |size: u64| {
-        file.lookup("scale", "*", "NVIDIA H200", "sm_90", Some(size))
+        let value = move |axis: &str| (axis == "Elements").then_some(size);
+        file.lookup("scale", "*", "NVIDIA H200", "sm_90", Some(&value))
             .and_then(|f| f.entry.params.get("ipt").and_then(toml::Value::as_integer))
     };
     assert_eq!(at(0), Some(1));
@@ -214,7 +215,14 @@ fn malformed_entries_name_the_entry() {
     assert!(e.contains("`scale` declares no size to dispatch on"), "{e}");
     let two_axes = v2("[[scale.\"*\".cpu]]\nsize-axis = \"Elements\"\nsize-below = 9\nipt = 1\ntpb = 64\n\
                        [[scale.\"*\".cpu]]\nsize-axis = \"Rows\"\nsize-from = 9\nipt = 1\ntpb = 64\n");
-    assert!(err(&two_axes, &sized).contains("two axes"));
+    // Ranges of two different axes share every shape whose sizes both hold.
+    let e = err(&two_axes, &sized);
+    assert!(
+        e.contains("the size ranges Elements ..9 and Rows 9.. overlap"),
+        "{e}"
+    );
+    let both = v2("[[scale.\"*\".cpu]]\nsize-axis = \"Elements\"\nsize-ranges = { Elements = 1 }\nipt = 1\ntpb = 64\n");
+    assert!(err(&both, &sized).contains("both `size-axis` and `size-ranges`"));
     let no_axis = v2("[[scale.\"*\".cpu]]\nipt = 1\ntpb = 64\n");
     assert!(err(&no_axis, &sized).contains("item 1 has no `size-axis`"));
     let empty = v2("[scale.\"*\".cpu]\nsize-axis = \"Elements\"\nsize-from = 9\nsize-below = 9\nipt = 1\ntpb = 64\n");
@@ -363,5 +371,65 @@ fn a_key_with_a_line_break_or_a_control_character_reads_back() {
     assert_eq!(
         GputuneToml::parse(&file.to_text()).expect("reads back"),
         file
+    );
+}
+
+fn shape_spec() -> TuneSpec {
+    gputune_grammar::parse_str(
+        "ipt = [1, 2, 4, 8], tpb = pow2(6..=8), base(ipt = 1, tpb = 64), size(Rows = r, Cols = c)",
+    )
+    .expect("valid")
+}
+
+#[test]
+fn a_shape_of_several_axes_has_its_own_winner() {
+    let text = "version = 2\n\
+        [[scale.\"*\".\"NVIDIA H200\"]]\nsize-ranges = { Rows = 4096, Cols = 1 }\nipt = 2\ntpb = 64\n\
+        [[scale.\"*\".\"NVIDIA H200\"]]\nsize-ranges = { Rows = 1, Cols = 4096 }\nipt = 4\ntpb = 64\n\
+        [[scale.\"*\".\"NVIDIA H200\"]]\nsize-ranges = { Rows = \"2..\", Cols = \"2..\" }\nipt = 8\ntpb = 128\n";
+    let file = GputuneToml::parse(text).expect("parses");
+    assert_eq!(
+        labels(&file, &shape_spec()),
+        [
+            "*/NVIDIA H200/Model/ipt_2.tpb_64 Cols 1..2 × Rows 4096..4097",
+            "*/NVIDIA H200/Model/ipt_4.tpb_64 Cols 4096..4097 × Rows 1..2",
+            "*/NVIDIA H200/Model/ipt_8.tpb_128 Cols 2.. × Rows 2..",
+        ]
+    );
+    let at = |rows: u64, cols: u64| {
+        let value = move |axis: &str| match axis {
+            "Rows" => Some(rows),
+            "Cols" => Some(cols),
+            _ => None,
+        };
+        file.lookup("scale", "*", "NVIDIA H200", "sm_90", Some(&value))
+            .and_then(|f| f.entry.params.get("ipt").and_then(toml::Value::as_integer))
+    };
+    assert_eq!(
+        (at(4096, 1), at(1, 4096), at(512, 512)),
+        (Some(2), Some(4), Some(8))
+    );
+    assert_eq!(at(1, 1), None, "no entry holds 1 × 1");
+    let again = GputuneToml::parse(&file.to_text()).expect("own output parses");
+    assert_eq!(again, file);
+    assert!(
+        file.to_text()
+            .contains("size-ranges = { Cols = 1, Rows = 4096 }"),
+        "{}",
+        file.to_text()
+    );
+    // Two boxes that share a shape; an axis the function does not have.
+    let overlap = text.replace("Cols = \"2..\"", "Cols = \"1..\"");
+    let e = err(&overlap, &shape_spec());
+    assert!(
+        e.contains("Cols 1..2 × Rows 4096..4097 and Cols 1.. × Rows 2.. overlap"),
+        "{e}"
+    );
+    let other_axis =
+        "version = 2\n[[scale.\"*\".cpu]]\nsize-ranges = { K = 1 }\nipt = 1\ntpb = 64\n";
+    let e = err(other_axis, &shape_spec());
+    assert!(
+        e.contains("unknown size axis `K`: `scale` dispatches on `Rows`, `Cols`"),
+        "{e}"
     );
 }

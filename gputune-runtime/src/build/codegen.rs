@@ -30,8 +30,9 @@ pub struct PolicyEntry {
     pub device: String,
     /// What [`device`](Self::device) names.
     pub kind: KeyKind,
-    /// The sizes it holds for, `(first, last)` inclusive; `None`: every size.
-    pub sizes: Option<(u64, u64)>,
+    /// The sizes it holds for: per axis of the function's `size(…)`, in its order, `(first,
+    /// last)` inclusive; `None`: every size.
+    pub sizes: Option<Vec<(u64, u64)>>,
     /// Index into the arms.
     pub arm: usize,
 }
@@ -83,7 +84,18 @@ impl Dispatch {
                 workload: a.workload.clone(),
                 device: a.device.clone(),
                 kind: a.kind,
-                sizes: a.size.as_ref().map(|r| (r.first(), r.last())),
+                sizes: (!a.sizes.is_empty()).then(|| {
+                    f.spec
+                        .sizes
+                        .iter()
+                        .map(|axis| {
+                            a.sizes
+                                .iter()
+                                .find(|r| r.axis == axis.axis)
+                                .map_or((0, u64::MAX), |r| (r.first(), r.last()))
+                        })
+                        .collect()
+                }),
                 arm,
             });
         }
@@ -232,20 +244,25 @@ pub fn source(f: &Found, dispatch: &mut Dispatch) -> String {
                 KeyKind::Model => "Model",
                 KeyKind::Arch => "Arch",
             };
-            let (first, last) = e.sizes.unwrap_or((0, u64::MAX));
+            let sizes: String = e
+                .sizes
+                .iter()
+                .flatten()
+                .map(|(first, last)| format!("({first}, {last}), "))
+                .collect();
             format!(
                 "::gputune_runtime::tuned::Entry {{ workload: {w}, key: \
-                 ::gputune_runtime::tuned::Key::{key}, device: {device:?}, first: {first}, \
-                 last: {last}, arm: {arm} }}, ",
+                 ::gputune_runtime::tuned::Key::{key}, device: {device:?}, sizes: &[{sizes}], \
+                 arm: {arm} }}, ",
                 device = e.device,
                 arm = e.arm,
             )
         })
         .collect();
-    // A function with per-size entries reads its size (`size(Axis = expr)`, evaluated by the
-    // macro before this code) on every call.
+    // A function with per-size entries reads its sizes (`size(Axis = expr, …)`, evaluated by
+    // the macro before this code) on every call.
     let arm = if sized {
-        "__GPUTUNE_CACHE.arm_at(&__GPUTUNE_TABLE, __gputune_workload, __gputune_size)"
+        "__GPUTUNE_CACHE.arm_at(&__GPUTUNE_TABLE, __gputune_workload, &__gputune_sizes)"
     } else {
         "__GPUTUNE_CACHE.arm(&__GPUTUNE_TABLE, __gputune_workload)"
     };
@@ -329,7 +346,7 @@ mod tests {
             workload: workload.into(),
             device: device.into(),
             kind: KeyKind::of(device),
-            size: None,
+            sizes: Vec::new(),
             point: point.clone(),
             measured_on: None,
         }
@@ -373,7 +390,7 @@ mod tests {
             "{src}"
         );
         let key = "::gputune_runtime::tuned::Key::Arch";
-        let all = format!("first: 0, last: {}", u64::MAX);
+        let all = "sizes: &[]";
         assert!(
             src.contains(&format!(
                 "Entry {{ workload: 0, key: {key}, device: \"sm_90\", {all}, arm: 1 }}, \
@@ -398,21 +415,65 @@ mod tests {
         assert!(d.warnings[0].contains("`U` is not a generic parameter"));
     }
 
+    fn found_sized(sizes: &str) -> Found {
+        scan_source(
+            "src/lib.rs",
+            &format!(
+                "#[tune(ipt = [1, 2, 4], fast = [true, false], load = [ldg, ldca], base(ipt = 1, \
+                 fast = false, load = ldg), size({sizes}))] fn f<T>(n: usize, m: usize) {{}}"
+            ),
+        )
+        .0
+        .remove(0)
+    }
+
+    #[test]
+    fn a_shape_entry_holds_a_range_on_each_axis_in_the_size_s_order() {
+        let f = found_sized("Rows = n, Cols = m");
+        let space = f.spec.space();
+        let r = |axis: &str, from, below| crate::build::gputune_toml::SizeRange {
+            axis: axis.into(),
+            from,
+            below,
+        };
+        let mut wide = applied("*", "NVIDIA H200", &space[1]);
+        // Written in another order than the function's; Rows left unconstrained.
+        wide.sizes = vec![r("Cols", Some(4096), Some(4097))];
+        let mut tall = applied("*", "NVIDIA H200", &space[2]);
+        tall.sizes = vec![
+            r("Cols", Some(1), Some(2)),
+            r("Rows", Some(4096), Some(4097)),
+        ];
+        let mut d = Dispatch::new(&f, &[wide, tall], &[]);
+        let src = source(&f, &mut d);
+        assert!(
+            src.contains(&format!(
+                "sizes: &[(0, {}), (4096, 4096), ], arm: 1",
+                u64::MAX
+            )),
+            "{src}"
+        );
+        assert!(
+            src.contains("sizes: &[(4096, 4096), (1, 1), ], arm: "),
+            "{src}"
+        );
+    }
+
     #[test]
     fn per_size_and_model_entries_share_arms_and_dispatch_on_the_size() {
-        let f = found();
+        let f = found_sized("Elements = n");
         let space = f.spec.space();
         let range = |from, below| {
-            Some(crate::build::gputune_toml::SizeRange {
+            vec![crate::build::gputune_toml::SizeRange {
                 axis: "Elements".into(),
                 from,
                 below,
-            })
+            }]
         };
         let mut small = applied("*", "NVIDIA H200", &space[1]);
-        small.size = range(None, Some(4096));
+        small.sizes = range(None, Some(4096));
         let mut large = applied("*", "NVIDIA H200", &space[3]);
-        large.size = range(Some(4096), None);
+        large.sizes = range(Some(4096), None);
         // The architecture's winner is the large sizes' point: one arm for both; an entry
         // naming the base point runs base's arm.
         let arch = applied("*", "sm_90", &space[3]);
@@ -423,17 +484,17 @@ mod tests {
         let src = source(&f, &mut d);
         assert!(
             src.contains(
-                "key: ::gputune_runtime::tuned::Key::Model, device: \"NVIDIA H200\", first: 0, \
-                 last: 4095, arm: 1 }"
+                "key: ::gputune_runtime::tuned::Key::Model, device: \"NVIDIA H200\", sizes: \
+                 &[(0, 4095), ], arm: 1 }"
             ),
             "{src}"
         );
         assert!(src.contains(&format!(
-            "device: \"NVIDIA H200\", first: 4096, last: {}, arm: 2 }}",
+            "device: \"NVIDIA H200\", sizes: &[(4096, {}), ], arm: 2 }}",
             u64::MAX
         )));
         assert!(src.contains(
-            "__GPUTUNE_CACHE.arm_at(&__GPUTUNE_TABLE, __gputune_workload, __gputune_size)"
+            "__GPUTUNE_CACHE.arm_at(&__GPUTUNE_TABLE, __gputune_workload, &__gputune_sizes)"
         ));
     }
 }

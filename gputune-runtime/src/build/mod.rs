@@ -308,7 +308,10 @@ pub fn generate_from(inputs: &Inputs) -> Result<Generated, BuildError> {
                     workload: e.workload.clone(),
                     arch: e.device.clone(),
                     model: e.kind == gputune_toml::KeyKind::Model,
-                    sizes: e.sizes.map(|(first, last)| [first, last]),
+                    sizes: e
+                        .sizes
+                        .as_ref()
+                        .map(|axes| axes.iter().map(|&(first, last)| [first, last]).collect()),
                     label: dispatch.arms[e.arm].label.clone(),
                 })
                 .collect(),

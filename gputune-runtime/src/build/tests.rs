@@ -65,8 +65,11 @@ tpb = 128
     assert_eq!(
         applied,
         [
-            "NVIDIA H200 true Some([0, 65535]) ipt_1.tpb_128".to_string(),
-            format!("NVIDIA H200 true Some([65536, {}]) ipt_4.tpb_128", u64::MAX),
+            "NVIDIA H200 true Some([[0, 65535]]) ipt_1.tpb_128".to_string(),
+            format!(
+                "NVIDIA H200 true Some([[65536, {}]]) ipt_4.tpb_128",
+                u64::MAX
+            ),
             "sm_90 false None ipt_4.tpb_128".to_string(),
         ]
     );
@@ -76,7 +79,7 @@ tpb = 128
         .find(|(p, _)| p == "gputune/scale.rs")
         .expect("dispatch")
         .1;
-    assert!(source.contains("arm_at(&__GPUTUNE_TABLE, __gputune_workload, __gputune_size)"));
+    assert!(source.contains("arm_at(&__GPUTUNE_TABLE, __gputune_workload, &__gputune_sizes)"));
 }
 
 #[test]

@@ -13,8 +13,8 @@
 //!   the function the bench tunes, or records that the variant is not compiled in;
 //! - otherwise the applied entry for the workload and the running device's model ([`model`]),
 //!   else its architecture ([`arch`]), else base ([`choose`]). Where entries are per size
-//!   (a function with `size(Axis = expr)`), the choice is resolved once into [`Piece`]s over
-//!   all sizes, and each call finds its size's piece: a few comparisons more.
+//!   (a function with `size(Axis = expr, …)`), the choice is resolved once into [`Rule`]s
+//!   over all shapes, and each call finds the first rule that holds: a few comparisons more.
 //!
 //! What a bench may ask: [`planned`], the variants this process was asked to run (so that it
 //! can prepare them all up front, for example compile their kernels in parallel), and
@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 pub use item::{Tuned, VALUE_SEPARATOR};
-pub use policy::{choose, piece_arm, pieces, Device, Entry, Key, Piece, Table};
+pub use policy::{choose, rule_arm, rules, Device, Entry, Key, Rule, Table};
 pub use size::{size_value, SizeValue};
 pub use variant::Variant;
 
@@ -43,8 +43,8 @@ pub const ARCH_ENV: &str = "GPUTUNE_ARCH";
 /// Overrides the device model that picks applied entries (`NVIDIA H200`, a CPU's name).
 pub const DEVICE_ENV: &str = "GPUTUNE_DEVICE";
 
-/// The low half of a [`Cache`] slot whose arm depends on the call's size: look it up in the
-/// slot's pieces. No function has 2^31 arms.
+/// The low half of a [`Cache`] slot whose arm depends on the call's sizes: look it up in the
+/// slot's rules. No function has 2^31 arms.
 const SIZED: u32 = 1 << 31;
 
 /// Value of an unresolved [`Cache`] slot: its generation half never matches.
@@ -67,11 +67,11 @@ pub(crate) fn plans() -> u64 {
 /// The resolved arm per compile-time workload of one function (one slot per workload, plus
 /// one for workloads without an entry). A slot holds the generation it was resolved in (high
 /// half) and the arm (low half), or `SIZED` when the arm depends on the size: the slot's
-/// pieces then say which (resolved once per process: the device does not change).
+/// rules then say which (resolved once per process: the device does not change).
 #[derive(Debug)]
 pub struct Cache<const N: usize> {
     slots: [AtomicU64; N],
-    pieces: [OnceLock<Box<[Piece]>>; N],
+    rules: [OnceLock<Box<[Rule]>>; N],
 }
 
 impl<const N: usize> Cache<N> {
@@ -80,7 +80,7 @@ impl<const N: usize> Cache<N> {
     pub const fn new() -> Cache<N> {
         Cache {
             slots: [const { AtomicU64::new(UNRESOLVED) }; N],
-            pieces: [const { OnceLock::new() }; N],
+            rules: [const { OnceLock::new() }; N],
         }
     }
 
@@ -88,14 +88,14 @@ impl<const N: usize> Cache<N> {
     /// resolved.
     #[inline(always)]
     pub fn arm(&self, table: &Table, workload: usize) -> u32 {
-        self.arm_at(table, workload, 0)
+        self.arm_at(table, workload, &[])
     }
 
-    /// The arm for workload `workload` at `size` (a function's `size(Axis = expr)`): two
-    /// relaxed loads once resolved, and where the winner depends on the size, a look-up
-    /// among its few pieces.
+    /// The arm for workload `workload` at `sizes` (the values of a function's `size(…)`
+    /// axes, in order): two relaxed loads once resolved, and where the winner depends on the
+    /// sizes, a look-up among its few rules.
     #[inline(always)]
-    pub fn arm_at(&self, table: &Table, workload: usize, size: u64) -> u32 {
+    pub fn arm_at(&self, table: &Table, workload: usize, sizes: &[u64]) -> u32 {
         let i = workload.min(N - 1);
         let generation = GENERATION.load(Ordering::Relaxed);
         let value = self.slots[i].load(Ordering::Relaxed);
@@ -104,27 +104,27 @@ impl<const N: usize> Cache<N> {
             if low & SIZED == 0 {
                 return low;
             }
-            if let Some(pieces) = self.pieces[i].get() {
-                return piece_arm(pieces, size);
+            if let Some(rules) = self.rules[i].get() {
+                return rule_arm(rules, sizes);
             }
         }
-        self.resolve(table, i, generation, size)
+        self.resolve(table, i, generation, sizes)
     }
 
     #[cold]
     #[inline(never)]
-    fn resolve(&self, table: &Table, workload: usize, generation: u32, size: u64) -> u32 {
+    fn resolve(&self, table: &Table, workload: usize, generation: u32, sizes: &[u64]) -> u32 {
         let requested = with_registry(|r| r.requested.get(table.function).cloned());
         let (arm, low) = match requested.as_deref() {
             Some(label) => {
-                let arm = choose(table, workload, Some(label), &device(), size);
+                let arm = choose(table, workload, Some(label), &device(), sizes);
                 (arm, arm.unwrap_or(0))
             }
             None => {
-                let pieces = self.pieces[workload]
-                    .get_or_init(|| pieces(table, workload, &device()).into_boxed_slice());
-                let arm = piece_arm(pieces, size);
-                let low = if pieces.len() == 1 { arm } else { SIZED };
+                let rules = self.rules[workload]
+                    .get_or_init(|| rules(table, workload, &device()).into_boxed_slice());
+                let arm = rule_arm(rules, sizes);
+                let low = if rules.len() == 1 { arm } else { SIZED };
                 (Some(arm), low)
             }
         };
@@ -350,18 +350,17 @@ mod tests {
         // Entries for this very machine, whatever it is: the model's below 100 and from 1000,
         // the architecture's everywhere.
         let (model, arch) = (model(), arch());
-        let entry = |key, device, first, last, arm| Entry {
+        let entry = |key, device, sizes, arm| Entry {
             workload: 0,
             key,
             device,
-            first,
-            last,
+            sizes,
             arm,
         };
         let policy: &'static [Entry] = Box::leak(Box::new([
-            entry(Key::Model, model, 0, 99, 1),
-            entry(Key::Model, model, 1000, u64::MAX, 2),
-            entry(Key::Arch, arch, 0, u64::MAX, 3),
+            entry(Key::Model, model, &[(0, 99)], 1),
+            entry(Key::Model, model, &[(1000, u64::MAX)], 2),
+            entry(Key::Arch, arch, &[], 3),
         ]));
         let table = Table {
             function: "tuned_test_sized",
@@ -370,7 +369,7 @@ mod tests {
         };
         let cache: Cache<2> = Cache::new();
         refresh("tuned_test_sized");
-        assert_eq!(cache.arm_at(&table, 0, 5000), 2);
+        assert_eq!(cache.arm_at(&table, 0, &[5000]), 2);
         assert_eq!(
             resolved("tuned_test_sized").map(|r| r.label),
             Some("x_2".into())
@@ -384,12 +383,12 @@ mod tests {
             (1000, 2),
             (u64::MAX, 2),
         ] {
-            assert_eq!(cache.arm_at(&table, 0, size), arm, "{size}");
+            assert_eq!(cache.arm_at(&table, 0, &[size]), arm, "{size}");
         }
         // Another function's request makes every cache resolve again (tests running beside
         // this one do the same), here at another size: still not what this state ran first.
         request("tuned_test_sized_other", "base");
-        assert_eq!(cache.arm_at(&table, 0, 50), 1);
+        assert_eq!(cache.arm_at(&table, 0, &[50]), 1);
         assert_eq!(
             resolved("tuned_test_sized").map(|r| r.label),
             Some("x_2".into()),
@@ -397,17 +396,17 @@ mod tests {
         );
         // A refresh (a new state) reports what its first call ran.
         refresh("tuned_test_sized");
-        assert_eq!(cache.arm_at(&table, 0, 50), 1);
+        assert_eq!(cache.arm_at(&table, 0, &[50]), 1);
         assert_eq!(
             resolved("tuned_test_sized").map(|r| r.label),
             Some("x_1".into())
         );
         // A request wins at every size; another workload has no entries (base).
         request("tuned_test_sized", "x_3");
-        assert_eq!(cache.arm_at(&table, 0, 50), 3);
+        assert_eq!(cache.arm_at(&table, 0, &[50]), 3);
         withdraw("tuned_test_sized");
-        assert_eq!(cache.arm_at(&table, 1, 50), 0);
-        assert_eq!(cache.arm_at(&table, 0, 50), 1);
+        assert_eq!(cache.arm_at(&table, 1, &[50]), 0);
+        assert_eq!(cache.arm_at(&table, 0, &[50]), 1);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The applied policy of one tuned function, as the generated dispatch holds it, and the
 //! choice it makes: a requested variant, else the entry of the running device's model, else
-//! of its architecture, else base, at the call's size where the entries are per size.
+//! of its architecture, else base, at the call's sizes (one per `size(…)` axis) where the
+//! entries are per size.
 
 /// What the generated dispatch of one tuned function knows, as plain data.
 #[derive(Debug)]
@@ -24,7 +25,7 @@ pub enum Key {
 }
 
 /// One applied entry: on the device `device` names, compile-time workload `workload` runs arm
-/// `arm` for sizes `first..=last` (all sizes: `0..=u64::MAX`).
+/// `arm` at the sizes `sizes` holds.
 #[derive(Debug)]
 pub struct Entry {
     /// Index of the compile-time workload, as the generated code numbers them.
@@ -33,10 +34,9 @@ pub struct Entry {
     pub key: Key,
     /// A device model (`NVIDIA H200`) or an architecture (`sm_90`, `cpu`).
     pub device: &'static str,
-    /// The first size it holds for.
-    pub first: u64,
-    /// The last size it holds for (inclusive).
-    pub last: u64,
+    /// Per size axis of the function's `size(…)`, in its order, the first and last size it
+    /// holds for (inclusive); empty: every size.
+    pub sizes: &'static [(u64, u64)],
     /// Index into [`Table::arms`].
     pub arm: u32,
 }
@@ -50,9 +50,17 @@ impl Entry {
         self.workload == workload && self.key == key && self.device == name
     }
 
-    fn covers(&self, size: u64) -> bool {
-        self.first <= size && size <= self.last
+    fn covers(&self, sizes: &[u64]) -> bool {
+        covers(self.sizes, sizes)
     }
+}
+
+/// Whether `sizes` (one per axis; a missing one reads as 0) is inside `ranges`.
+fn covers(ranges: &[(u64, u64)], sizes: &[u64]) -> bool {
+    ranges.iter().enumerate().all(|(i, &(first, last))| {
+        let s = sizes.get(i).copied().unwrap_or(0);
+        first <= s && s <= last
+    })
 }
 
 /// The device whose entries apply: its model name and architecture.
@@ -80,14 +88,14 @@ fn candidates<'t>(table: &'t Table, workload: usize, device: &Device<'_>) -> Vec
 }
 
 /// The arm to run: the requested variant if any (`None` when it is not compiled in), else the
-/// first entry for `workload` on `device` that covers `size` (`candidates`' order), else
+/// first entry for `workload` on `device` that covers `sizes` (`candidates`' order), else
 /// base.
 pub fn choose(
     table: &Table,
     workload: usize,
     requested: Option<&str>,
     device: &Device<'_>,
-    size: u64,
+    sizes: &[u64],
 ) -> Option<u32> {
     if let Some(label) = requested {
         return table
@@ -99,82 +107,84 @@ pub fn choose(
     Some(
         candidates(table, workload, device)
             .into_iter()
-            .find(|e| e.covers(size))
+            .find(|e| e.covers(sizes))
             .map_or(0, |e| e.arm),
     )
 }
 
-/// One piece of the production choice over sizes: sizes up to `last` (from the previous
-/// piece's end) run `arm`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Piece {
-    /// The last size of the piece (inclusive).
-    pub last: u64,
+/// One rule of the production choice over sizes: where `sizes` holds (per axis, first and
+/// last; empty: everywhere), `arm` runs, unless an earlier rule holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    /// Per size axis, the first and last size (inclusive); empty: every size.
+    pub sizes: Box<[(u64, u64)]>,
     /// The arm.
     pub arm: u32,
 }
 
-/// [`choose`] without a request, for every size at once: the pieces cover `0..=u64::MAX` in
-/// order, neighbours run different arms, and one piece means the choice does not depend on
-/// the size. Where no entry covers a size, base runs there.
-pub fn pieces(table: &Table, workload: usize, device: &Device<'_>) -> Vec<Piece> {
-    let entries = candidates(table, workload, device);
-    // Every size where some entry starts or stops holding: between two such points the
-    // covering entries, and so the choice, stay the same.
-    let mut starts: Vec<u64> = vec![0];
-    for e in &entries {
-        starts.push(e.first);
-        if let Some(after) = e.last.checked_add(1) {
-            starts.push(after);
+/// [`choose`] without a request, for every size at once: the entries that can still decide,
+/// in order, the last one holding everywhere (base where no entry does). One rule means the
+/// choice does not depend on the size.
+pub fn rules(table: &Table, workload: usize, device: &Device<'_>) -> Vec<Rule> {
+    let everywhere = |r: &[(u64, u64)]| {
+        r.iter()
+            .all(|&(first, last)| first == 0 && last == u64::MAX)
+    };
+    let mut out = Vec::new();
+    for e in candidates(table, workload, device) {
+        // Ranges that hold for every size are no condition.
+        let all = everywhere(e.sizes);
+        out.push(Rule {
+            sizes: if all { Box::new([]) } else { e.sizes.into() },
+            arm: e.arm,
+        });
+        if all {
+            break;
         }
     }
-    starts.sort_unstable();
-    starts.dedup();
-    let mut out: Vec<Piece> = Vec::new();
-    for (i, &start) in starts.iter().enumerate() {
-        let last = starts.get(i + 1).map_or(u64::MAX, |next| next - 1);
-        let arm = entries
-            .iter()
-            .find(|e| e.covers(start))
-            .map_or(0, |e| e.arm);
-        match out.last_mut() {
-            Some(p) if p.arm == arm => p.last = last,
-            _ => out.push(Piece { last, arm }),
-        }
+    if out.last().map_or(true, |r| !r.sizes.is_empty()) {
+        out.push(Rule {
+            sizes: Box::new([]),
+            arm: 0,
+        });
+    }
+    // Rules just before the catch-all that run its arm change nothing.
+    while out.len() > 1 && out[out.len() - 2].arm == out[out.len() - 1].arm {
+        out.remove(out.len() - 2);
     }
     out
 }
 
-/// The arm of `size` among `pieces` (from [`pieces`]; the last piece ends at `u64::MAX`).
+/// The arm of `sizes` among `rules` (from [`rules`]; the last one holds everywhere).
 #[inline(always)]
-pub fn piece_arm(pieces: &[Piece], size: u64) -> u32 {
-    // A handful of pieces (one per distinct winner): a scan beats a binary search.
-    pieces.iter().find(|p| size <= p.last).map_or(0, |p| p.arm)
+pub fn rule_arm(rules: &[Rule], sizes: &[u64]) -> u32 {
+    // A handful of rules (one per distinct shape or range): a scan.
+    rules
+        .iter()
+        .find(|r| covers(&r.sizes, sizes))
+        .map_or(0, |r| r.arm)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const ALL: (u64, u64) = (0, u64::MAX);
-
     const fn entry(workload: usize, key: Key, device: &'static str, arm: u32) -> Entry {
-        sized(workload, key, device, ALL, arm)
+        sized(workload, key, device, &[], arm)
     }
 
     const fn sized(
         workload: usize,
         key: Key,
         device: &'static str,
-        (first, last): (u64, u64),
+        sizes: &'static [(u64, u64)],
         arm: u32,
     ) -> Entry {
         Entry {
             workload,
             key,
             device,
-            first,
-            last,
+            sizes,
             arm,
         }
     }
@@ -194,8 +204,18 @@ mod tests {
             entry(0, Key::Arch, "sm_80", 2),
             entry(0, Key::Model, "NVIDIA H200", 3),
             // Per size on an H100: below 1000, then 1000..=99_999; nothing above.
-            sized(0, Key::Model, "NVIDIA H100", (0, 999), 4),
-            sized(0, Key::Model, "NVIDIA H100", (1000, 99_999), 2),
+            sized(0, Key::Model, "NVIDIA H100", &[(0, 999)], 4),
+            sized(0, Key::Model, "NVIDIA H100", &[(1000, 99_999)], 2),
+            // Per shape (rows × columns) on a B200: 4096 × 1 and 1 × 4096 apart.
+            sized(0, Key::Model, "NVIDIA B200", &[(4096, 4096), (1, 1)], 1),
+            sized(0, Key::Model, "NVIDIA B200", &[(1, 1), (4096, 4096)], 2),
+            sized(
+                0,
+                Key::Model,
+                "NVIDIA B200",
+                &[(2, u64::MAX), (0, u64::MAX)],
+                3,
+            ),
         ],
     };
 
@@ -205,7 +225,7 @@ mod tests {
 
     #[test]
     fn the_model_beats_the_architecture_which_beats_base() {
-        let choose = |w, d: Device<'_>| choose(&TABLE, w, None, &d, 0);
+        let choose = |w, d: Device<'_>| choose(&TABLE, w, None, &d, &[0]);
         assert_eq!(choose(0, on("NVIDIA H200", "sm_90")), Some(3), "model");
         assert_eq!(
             choose(0, on("NVIDIA GH200", "sm_90")),
@@ -220,7 +240,7 @@ mod tests {
         assert_eq!(choose(0, on("NVIDIA A100", "sm_80")), Some(2));
         // No entry for this workload on sm_80, none at all for sm_100 or an unknown workload.
         assert_eq!(choose(1, on("NVIDIA A100", "sm_80")), Some(0));
-        assert_eq!(choose(0, on("NVIDIA B200", "sm_100")), Some(0));
+        assert_eq!(choose(0, on("NVIDIA B100", "sm_100")), Some(0));
         assert_eq!(choose(2, on("NVIDIA H200", "sm_90")), Some(0));
         // A model key never matches an architecture, nor the other way round.
         assert_eq!(choose(0, on("sm_80", "NVIDIA H200")), Some(0));
@@ -229,7 +249,7 @@ mod tests {
     #[test]
     fn per_size_entries_hold_inside_their_ranges_and_fall_back_outside() {
         let h100 = on("NVIDIA H100", "sm_90");
-        let at = |size| choose(&TABLE, 0, None, &h100, size);
+        let at = |size| choose(&TABLE, 0, None, &h100, &[size]);
         assert_eq!(at(0), Some(4));
         assert_eq!(at(999), Some(4));
         assert_eq!(at(1000), Some(2));
@@ -237,49 +257,47 @@ mod tests {
         // Above the model's ranges, its architecture's entry.
         assert_eq!(at(100_000), Some(1));
         assert_eq!(at(u64::MAX), Some(1));
-        assert_eq!(
-            pieces(&TABLE, 0, &h100),
-            [
-                Piece { last: 999, arm: 4 },
-                Piece {
-                    last: 99_999,
-                    arm: 2
-                },
-                Piece {
-                    last: u64::MAX,
-                    arm: 1
-                },
-            ]
-        );
+        let rules = rules(&TABLE, 0, &h100);
+        assert_eq!(rules.len(), 3, "{rules:?}");
         for size in [0, 5, 999, 1000, 50_000, 99_999, 100_000, u64::MAX] {
+            assert_eq!(Some(rule_arm(&rules, &[size])), at(size), "{size}");
+        }
+        // One rule when nothing depends on the size; base everywhere without entries.
+        let one = |d| rules_of(d);
+        assert_eq!(one(on("NVIDIA H200", "sm_90")), [(Vec::new(), 3)]);
+        assert_eq!(one(on("x", "sm_70")), [(Vec::new(), 0)]);
+    }
+
+    fn rules_of(d: Device<'_>) -> Vec<(Vec<(u64, u64)>, u32)> {
+        rules(&TABLE, 0, &d)
+            .into_iter()
+            .map(|r| (r.sizes.to_vec(), r.arm))
+            .collect()
+    }
+
+    #[test]
+    fn a_shape_of_several_axes_is_told_apart_on_each() {
+        let b200 = on("NVIDIA B200", "sm_100");
+        let at = |rows, cols| choose(&TABLE, 0, None, &b200, &[rows, cols]);
+        assert_eq!(at(4096, 1), Some(1));
+        assert_eq!(at(1, 4096), Some(2));
+        assert_eq!(at(512, 512), Some(3));
+        assert_eq!(at(1, 1), Some(0), "no entry holds 1 × 1: base");
+        let rules = rules(&TABLE, 0, &b200);
+        for (rows, cols) in [(4096, 1), (1, 4096), (512, 512), (1, 1), (1, 4095)] {
             assert_eq!(
-                Some(piece_arm(&pieces(&TABLE, 0, &h100), size)),
-                at(size),
-                "{size}"
+                Some(rule_arm(&rules, &[rows, cols])),
+                at(rows, cols),
+                "{rows} × {cols}"
             );
         }
-        // One piece when nothing depends on the size; base everywhere without entries.
-        assert_eq!(
-            pieces(&TABLE, 0, &on("NVIDIA H200", "sm_90")),
-            [Piece {
-                last: u64::MAX,
-                arm: 3
-            }]
-        );
-        assert_eq!(
-            pieces(&TABLE, 0, &on("x", "sm_70")),
-            [Piece {
-                last: u64::MAX,
-                arm: 0
-            }]
-        );
     }
 
     #[test]
     fn a_request_wins_over_the_policy_and_a_missing_one_is_reported() {
         let d = on("NVIDIA H200", "sm_90");
-        assert_eq!(choose(&TABLE, 0, Some("ipt_1.tpb_64"), &d, 0), Some(3));
-        assert_eq!(choose(&TABLE, 0, Some("base"), &d, 0), Some(0));
-        assert_eq!(choose(&TABLE, 0, Some("ipt_2.tpb_32"), &d, 0), None);
+        assert_eq!(choose(&TABLE, 0, Some("ipt_1.tpb_64"), &d, &[0]), Some(3));
+        assert_eq!(choose(&TABLE, 0, Some("base"), &d, &[0]), Some(0));
+        assert_eq!(choose(&TABLE, 0, Some("ipt_2.tpb_32"), &d, &[0]), None);
     }
 }

@@ -73,7 +73,7 @@ pub fn plan(g: &Group, spec: &TuneSpec, options: &Options) -> Result<Planned> {
     };
     planned.entries = Some(vec![Entry {
         params: params_of(&point),
-        size: None,
+        sizes: Vec::new(),
         measured_on,
     }]);
     Ok(planned)
@@ -90,13 +90,29 @@ fn per_size_analysis(
     let what = format!("{}.{} [{}]", g.bench, g.function, g.ct_workload);
     if spec.sizes.len() > 1 {
         let axes: Vec<&str> = spec.sizes.iter().map(|s| s.axis.as_str()).collect();
-        notes.push(format!(
-            "{what}: `{}` declares a shape of several size axes ({}); per-size winners are \
-             applied over one axis only, so one winner applied",
-            g.function,
-            axes.join(" × ")
-        ));
-        return Ok(None);
+        if let Some(axis) = &options.size_axis {
+            return Err(anyhow::Error::new(Usage(format!(
+                "--size-axis {axis}, but `{}` dispatches on the shape {} (its size(…)): its \
+                 winners are applied per shape; leave --size-axis out",
+                g.function,
+                axes.join(" × ")
+            ))));
+        }
+        let Some(buckets) = per_size::shape_buckets(g, &axes) else {
+            notes.push(format!(
+                "{what}: some runtime workloads have no value on an axis of {}; one winner \
+                 applied",
+                axes.join(" × ")
+            ));
+            return Ok(None);
+        };
+        if buckets.len() < 2 {
+            notes.push(format!(
+                "{what}: one shape was measured; one winner applied"
+            ));
+            return Ok(None);
+        }
+        return Ok(Some(per_size::analyse(g, buckets)));
     }
     let Some(declared) = spec.size() else {
         notes.push(format!(
@@ -140,6 +156,9 @@ fn per_size_plan(
     measured_on: Option<String>,
     what: &str,
 ) -> Planned {
+    if spec.sizes.len() > 1 {
+        return per_shape_plan(planned, analysis, spec, measured_on, what);
+    }
     let axis = spec.size().map_or_else(String::new, |s| s.axis.clone());
     let ranges = analysis.ranges();
     let mut entries = Vec::new();
@@ -149,11 +168,11 @@ fn per_size_plan(
         };
         entries.push(Entry {
             params: params_of(&point),
-            size: Some(SizeRange {
+            sizes: vec![SizeRange {
                 axis: axis.clone(),
                 from: *from,
                 below: *below,
-            }),
+            }],
             measured_on: measured_on.clone(),
         });
     }
@@ -185,6 +204,57 @@ fn per_size_plan(
 }
 
 /// The point of `label` (`base` included: where nothing beats base, base is a size's winner).
+/// A function dispatching on a shape of several axes: one entry per measured shape, holding
+/// for that shape alone (shapes between measured ones have no order to split them by); a
+/// shape not measured runs what the device's other entries say, else base.
+fn per_shape_plan(
+    mut planned: Planned,
+    analysis: &Analysis,
+    spec: &TuneSpec,
+    measured_on: Option<String>,
+    what: &str,
+) -> Planned {
+    let mut entries = Vec::new();
+    for c in &analysis.choices {
+        let Some(point) = point_of(spec, &c.chosen) else {
+            return planned;
+        };
+        entries.push(Entry {
+            params: params_of(&point),
+            sizes: c
+                .bucket
+                .shape
+                .iter()
+                .map(|(axis, v)| SizeRange {
+                    axis: axis.clone(),
+                    from: Some(*v),
+                    below: v.checked_add(1),
+                })
+                .collect(),
+            measured_on: measured_on.clone(),
+        });
+    }
+    let described: Vec<String> = analysis
+        .choices
+        .iter()
+        .map(|c| {
+            let gain = c
+                .speedup
+                .filter(|_| c.chosen != analysis.single)
+                .map(|s| format!(" {s:.3}x"))
+                .unwrap_or_default();
+            format!("{} {}{gain}", c.bucket.label, c.chosen)
+        })
+        .collect();
+    planned.line = format!(
+        "{what}: per shape: {} (against the single winner {}); other shapes run base",
+        described.join(", "),
+        analysis.single,
+    );
+    planned.entries = Some(entries);
+    planned
+}
+
 fn point_of(spec: &TuneSpec, label: &str) -> Option<Point> {
     if label == "base" {
         return Some(spec.base_point());
@@ -220,7 +290,7 @@ pub fn write(
             ));
         }
     }
-    let per_size = entries.iter().any(|e| e.size.is_some());
+    let per_size = entries.iter().any(|e| !e.sizes.is_empty());
     // What an entry says, whoever it says it for.
     let strip = |es: &Entries| -> Entries {
         es.iter()
@@ -246,7 +316,7 @@ pub fn write(
                             && es.iter().any(|e| e.measured_on.as_deref() == Some(&model))
                     };
                     same_device
-                        && es.iter().any(|e| e.size.is_some()) == per_size
+                        && es.iter().any(|e| !e.sizes.is_empty()) == per_size
                         && strip(es) != ours
                 })
                 .map(|(device, _)| device.clone())

@@ -83,7 +83,7 @@ fn per_size_winners_become_ranges() {
         .map(|e| {
             format!(
                 "{} a={}",
-                e.size.as_ref().map(|r| r.describe()).unwrap_or_default(),
+                gputune_protocol::gputune_toml::sizes::describe(&e.sizes),
                 e.params["a"]
             )
         })
@@ -184,4 +184,74 @@ fn one_device_s_model_and_architecture_entries_are_kept_in_step() {
             .as_deref(),
         Some("NVIDIA H200")
     );
+}
+
+#[test]
+fn per_shape_winners_hold_for_their_shape_on_every_axis() {
+    let spec = gputune_grammar::parse_str("a = [1, 2, 3], base(a = 1), size(Rows = r, Cols = c)")
+        .expect("valid");
+    let shaped = |variant: &str, (rows, cols): (u64, u64), center: f64| {
+        let mut m = row(H200, variant, 0, center);
+        m.rt_workload = format!("Rows{{io}}={rows} Cols{{io}}={cols}");
+        m
+    };
+    // a_2 wins 4096 × 1, a_3 wins 1 × 4096; 14336 × 14336 is skipped by the bench.
+    let mut rows = Vec::new();
+    for (shape, a2, a3) in [
+        ((4096, 1), 0.4, 0.9),
+        ((1, 4096), 0.9, 0.4),
+        ((2, 2), 0.5, 0.5),
+    ] {
+        rows.push(shaped("base", shape, 1.0));
+        rows.push(shaped("a_2", shape, a2));
+        rows.push(shaped("a_3", shape, a3));
+    }
+    for variant in ["base", "a_2", "a_3"] {
+        let mut m = shaped(variant, (14336, 14336), 1.0);
+        m.status = gputune_protocol::Status::Skipped;
+        rows.push(m);
+    }
+    let g = groups(rows, false).remove(0);
+    let p = plan(&g, &spec, &options(false, true)).expect("plans");
+    let entries = p.entries.clone().expect("per shape");
+    let shapes: Vec<String> = entries
+        .iter()
+        .map(|e| {
+            let ranges = gputune_protocol::gputune_toml::sizes::describe(&e.sizes);
+            format!("{ranges} a={}", e.params["a"])
+        })
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            "Rows 4096..4097 × Cols 1..2 a=2",
+            "Rows 1..2 × Cols 4096..4097 a=3",
+            "Rows 2..3 × Cols 2..3 a=2",
+        ]
+    );
+    assert!(
+        p.line.contains("per shape: Rows=4096 Cols=1 a_2"),
+        "{}",
+        p.line
+    );
+    // Written, read back and checked against the function as a build would.
+    let mut file = GputuneToml::default();
+    plan::write(&mut file, &g, &p.key, entries, false);
+    let text = file.to_text();
+    assert!(
+        text.contains("size-ranges = { Rows = 4096, Cols = 1 }"),
+        "{text}"
+    );
+    let again = GputuneToml::parse(&text).expect("reads back");
+    let points = again
+        .entries("scale", &spec)
+        .expect("valid for the function");
+    assert_eq!(points.len(), 3);
+    // --size-axis has no meaning for a shape.
+    let one_axis = Options {
+        size_axis: Some("Rows".into()),
+        ..options(false, true)
+    };
+    let e = plan(&g, &spec, &one_axis).expect_err("usage");
+    assert!(e.to_string().contains("applied per shape"), "{e}");
 }

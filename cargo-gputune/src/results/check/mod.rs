@@ -312,13 +312,16 @@ pub fn applied_in(file: &GputuneToml, g: &Group, base: Option<&Params>) -> Vec<A
         .iter()
         .map(|entry| {
             // A range's workloads: those whose size it holds.
-            let holds = |rt: &str| match &entry.size {
-                None => true,
-                Some(r) => crate::results::per_size::size_of(rt, &r.axis).is_some_and(|s| r.contains(s)),
+            let holds = |rt: &str| {
+                gputune_protocol::gputune_toml::sizes::holds(&entry.sizes, |axis| {
+                    crate::results::per_size::size_of(rt, axis)
+                })
             };
-            let workload = match &entry.size {
-                None => name.clone(),
-                Some(r) => format!("{name}, {}", r.describe()),
+            let workload = if entry.sizes.is_empty() {
+                name.clone()
+            } else {
+                let ranges = gputune_protocol::gputune_toml::sizes::describe(&entry.sizes);
+                format!("{name}, {ranges}")
             };
             if base == Some(&entry.params) {
                 return Applied {

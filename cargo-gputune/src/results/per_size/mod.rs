@@ -22,6 +22,8 @@ pub struct Bucket {
     pub label: String,
     /// Its value on the size axis, when it is one size.
     pub size: Option<u64>,
+    /// Its value on each size axis, when it is one shape of several axes (empty otherwise).
+    pub shape: Vec<(String, u64)>,
     /// The runtime workload keys in it.
     pub workloads: Vec<String>,
 }
@@ -140,6 +142,7 @@ pub fn size_buckets(g: &Group, axis: &str) -> Option<Vec<Bucket>> {
             None => buckets.push(Bucket {
                 label: format!("{axis}={size}"),
                 size: Some(size),
+                shape: Vec::new(),
                 workloads: vec![rt],
             }),
         }
@@ -155,9 +158,44 @@ pub fn workload_buckets(g: &Group) -> Vec<Bucket> {
         .map(|rt| Bucket {
             label: rt.clone(),
             size: None,
+            shape: Vec::new(),
             workloads: vec![rt],
         })
         .collect()
+}
+
+/// One bucket per shape over `axes` (a function's `size(A = …, B = …)`) among `g`'s runtime
+/// workloads, in the order they were measured, leaving out workloads every variant skipped;
+/// `None` when some workload has no value on an axis.
+pub fn shape_buckets(g: &Group, axes: &[&str]) -> Option<Vec<Bucket>> {
+    let skipped_by_all = |rt: &str| {
+        g.variants
+            .values()
+            .flatten()
+            .filter(|m| m.rt_workload == rt)
+            .all(|m| m.status == Status::Skipped)
+    };
+    let mut buckets: Vec<Bucket> = Vec::new();
+    for rt in workloads(g).into_iter().filter(|rt| !skipped_by_all(rt)) {
+        let shape = axes
+            .iter()
+            .map(|axis| Some((axis.to_string(), size_of(&rt, axis)?)))
+            .collect::<Option<Vec<_>>>()?;
+        match buckets.iter_mut().find(|b| b.shape == shape) {
+            Some(b) => b.workloads.push(rt),
+            None => buckets.push(Bucket {
+                label: shape
+                    .iter()
+                    .map(|(a, v)| format!("{a}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                size: None,
+                shape,
+                workloads: vec![rt],
+            }),
+        }
+    }
+    Some(buckets)
 }
 
 /// The runtime workloads measured in `g`: base's first, in the order it measured them (the
