@@ -202,6 +202,10 @@ pub struct Tolerance {
     pub atol: f64,
     /// Relative tolerance.
     pub rtol: f64,
+    /// Absolute floor as a fraction of the output's largest `|reference|` (absent before
+    /// the floor existed: 0).
+    #[serde(default)]
+    pub floor: f64,
 }
 
 /// What an element-wise comparison of outputs found.

@@ -112,6 +112,7 @@ fn state(stop: Stop) -> StateRecord {
             tolerance: Some(Tolerance {
                 atol: 0.0078125,
                 rtol: 0.001953125,
+                floor: 0.001953125,
             }),
             comparison: Some(Comparison {
                 checked: 65536,

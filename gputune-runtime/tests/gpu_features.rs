@@ -1,6 +1,7 @@
 //! On a GPU: a launch asking for more than 48 KiB of dynamic shared memory is opted in to by
 //! the kernel handle's `check` and runs (up to the device's opt-in limit, beyond which it is
-//! invalid), and half-precision outputs verify on the device by value. Without a driver each
+//! invalid), half-precision outputs verify on the device by value, and small outputs relative
+//! to their own size. Without a driver each
 //! test says it was skipped. `bash scripts/gpu/build-gpu.sh features` builds the test into
 //! `.gpu/gpu-features-test`, which runs on the GPU machine as it is.
 #![cfg(feature = "cuda")]
@@ -135,6 +136,50 @@ fn half_precision_outputs_verify_by_value_on_the_device() {
         .compare(&reference, Tolerance::new(1.0, 1.0))
         .expect("compares");
     assert_eq!(c.mismatches, h.len() as u64, "poison (NaN) never passes");
+}
+
+#[test]
+fn small_outputs_verify_relative_to_their_own_size_on_the_device() {
+    let Some(stream) = stream("small_outputs_verify_relative_to_their_own_size_on_the_device")
+    else {
+        return;
+    };
+    // Softmax probabilities over a 32k vocabulary, 1e-9 to 5e-5.
+    let p: Vec<f32> = (0..32_768)
+        .map(|i| 1e-9 * 5e4f32.powf(i as f32 / 32_767.0))
+        .collect();
+    let reference = stream.clone_htod(&p).expect("copy");
+    let default = <gputune_runtime::cudarc::driver::CudaSlice<f32> as Verify>::default_tolerance();
+    let check = |host: &[f32], tolerance| {
+        let out = stream.clone_htod(host).expect("copy");
+        out.compare(&reference, tolerance).expect("compares")
+    };
+    // Every probability under 1e-6 lost and the rest 20 % high: the old fixed floor passed
+    // it, the floor relative to the output does not.
+    let wrong: Vec<f32> = p
+        .iter()
+        .map(|&v| if v < 1e-6 { 0.0 } else { v * 1.2 })
+        .collect();
+    assert!(check(&wrong, Tolerance::new(1e-5, 1e-5)).passed());
+    assert_eq!(check(&wrong, default).mismatches, p.len() as u64);
+    let mut one = p.clone();
+    one[13_947] *= 1.01; // about 1e-7
+    let c = check(&one, default);
+    assert_eq!((c.mismatches, c.worst_index), (1, Some(13_947)));
+    let reordered: Vec<f32> = p
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| f32::from_bits(v.to_bits() + (i % 9) as u32))
+        .collect();
+    assert!(check(&reordered, default).passed());
+    // EXACT compares bits: a negative zero is not base's positive zero.
+    let zeros = stream.clone_htod(&[0.0f32, 0.0, 1.0]).expect("copy");
+    let signed = stream.clone_htod(&[0.0f32, -0.0, 1.0]).expect("copy");
+    let c = signed.compare(&zeros, Tolerance::EXACT).expect("compares");
+    assert_eq!(
+        (c.mismatches, c.worst_index, c.max_abs_error),
+        (1, Some(1), 0.0)
+    );
 }
 
 /// The element type's default tolerance, as `exec_verified` uses it.

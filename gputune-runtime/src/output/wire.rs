@@ -313,6 +313,7 @@ fn verification_record(v: &Verification) -> VerificationRecord {
         tolerance: v.tolerance.map(|t| Tolerance {
             atol: t.atol,
             rtol: t.rtol,
+            floor: t.floor,
         }),
         comparison: v.comparison.as_ref().map(|c| Comparison {
             checked: c.checked,

@@ -47,7 +47,15 @@ __device__ void gputune_compare(const T* out, const T* ref, unsigned long long n
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x) {
         double o = gputune_value(out[i]), r = gputune_value(ref[i]);
-        if (o == r || (isnan(o) && isnan(r))) continue;
+        if (isnan(o) && isnan(r)) continue;
+        if (o == r) {
+            // EXACT compares bits: -0 is not +0 (only zeros compare equal with other bits).
+            if (atol == 0.0 && rtol == 0.0 && __double_as_longlong(o) != __double_as_longlong(r)) {
+                b++;
+                if (w == ~0ull) w = i;
+            }
+            continue;
+        }
         double e = fabs(o - r);
         if (isnan(e)) e = __longlong_as_double(0x7ff0000000000000LL);  // +inf: NVRTC has no math.h
         if (!(e <= atol + rtol * fabs(r))) b++;
@@ -60,7 +68,10 @@ __device__ void gputune_compare(const T* out, const T* ref, unsigned long long n
     for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
         if (t < s) {
             s_bad[t] += s_bad[t + s];
-            if (s_abs[t + s] > s_abs[t]) { s_abs[t] = s_abs[t + s]; s_worst[t] = s_worst[t + s]; }
+            // A zero error with an index (a sign of zero under EXACT) is kept where none is.
+            if (s_abs[t + s] > s_abs[t] || (s_worst[t] == ~0ull && s_abs[t + s] == s_abs[t])) {
+                s_abs[t] = s_abs[t + s]; s_worst[t] = s_worst[t + s];
+            }
             s_rel[t] = fmax(s_rel[t], s_rel[t + s]);
         }
         __syncthreads();
@@ -70,6 +81,34 @@ __device__ void gputune_compare(const T* out, const T* ref, unsigned long long n
         worst[blockIdx.x] = s_worst[0]; max_rel[blockIdx.x] = s_rel[0];
     }
 }
+// The largest finite |ref| of each block: the floor of a tolerance relative to the output.
+template <typename T>
+__device__ void gputune_peak(const T* ref, unsigned long long n, double* peak) {
+    __shared__ double s_peak[256];
+    double m = 0.0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        double r = fabs(gputune_value(ref[i]));
+        if (r <= 1.7976931348623157e308) m = fmax(m, r);  // finite: NaN and inf compare false
+    }
+    unsigned t = threadIdx.x;
+    s_peak[t] = m;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) s_peak[t] = fmax(s_peak[t], s_peak[t + s]);
+        __syncthreads();
+    }
+    if (t == 0) peak[blockIdx.x] = s_peak[0];
+}
+#define GPUTUNE_PEAK(NAME, T) \
+extern "C" __global__ void NAME(const T* ref, unsigned long long n, double* peak) { \
+    gputune_peak<T>(ref, n, peak); }
+GPUTUNE_PEAK(gputune_peak_f32, float)
+GPUTUNE_PEAK(gputune_peak_f64, double)
+GPUTUNE_PEAK(gputune_peak_i32, int)
+GPUTUNE_PEAK(gputune_peak_u32, unsigned int)
+GPUTUNE_PEAK(gputune_peak_bf16, gputune_bf16)
+GPUTUNE_PEAK(gputune_peak_f16, gputune_f16)
 #define GPUTUNE_COMPARE(NAME, T) \
 extern "C" __global__ void NAME(const T* out, const T* ref, unsigned long long n, double atol, \
     double rtol, unsigned long long* bad, double* max_abs, unsigned long long* worst, \
@@ -106,38 +145,46 @@ pub trait DeviceElement: cudarc::driver::DeviceRepr + Copy {
     const POISON_BYTE: u8;
     /// The comparison kernel's name.
     const KERNEL: &'static str;
+    /// The name of the kernel that finds the largest finite `|reference|`.
+    const PEAK: &'static str;
 }
 
 impl DeviceElement for f32 {
     const TOLERANCE: super::Tolerance = <f32 as super::Element>::TOLERANCE;
     const POISON_BYTE: u8 = 0xFF;
     const KERNEL: &'static str = "gputune_compare_f32";
+    const PEAK: &'static str = "gputune_peak_f32";
 }
 impl DeviceElement for f64 {
     const TOLERANCE: super::Tolerance = <f64 as super::Element>::TOLERANCE;
     const POISON_BYTE: u8 = 0xFF;
     const KERNEL: &'static str = "gputune_compare_f64";
+    const PEAK: &'static str = "gputune_peak_f64";
 }
 impl DeviceElement for i32 {
     const TOLERANCE: super::Tolerance = super::Tolerance::EXACT;
     const POISON_BYTE: u8 = 0xA5;
     const KERNEL: &'static str = "gputune_compare_i32";
+    const PEAK: &'static str = "gputune_peak_i32";
 }
 impl DeviceElement for u32 {
     const TOLERANCE: super::Tolerance = super::Tolerance::EXACT;
     const POISON_BYTE: u8 = 0xA5;
     const KERNEL: &'static str = "gputune_compare_u32";
+    const PEAK: &'static str = "gputune_peak_u32";
 }
 
 impl DeviceElement for super::Bf16 {
     const TOLERANCE: super::Tolerance = <super::Bf16 as super::Element>::TOLERANCE;
     const POISON_BYTE: u8 = 0xFF;
     const KERNEL: &'static str = "gputune_compare_bf16";
+    const PEAK: &'static str = "gputune_peak_bf16";
 }
 impl DeviceElement for super::F16 {
     const TOLERANCE: super::Tolerance = <super::F16 as super::Element>::TOLERANCE;
     const POISON_BYTE: u8 = 0xFF;
     const KERNEL: &'static str = "gputune_compare_f16";
+    const PEAK: &'static str = "gputune_peak_f16";
 }
 
 // SAFETY: both are a `u16` (`repr(transparent)`), as `__nv_bfloat16` and `__half` are 16 bits.
@@ -177,16 +224,23 @@ impl<T: DeviceElement> Verify for CudaSlice<T> {
             .load_function(T::KERNEL)
             .map_err(device("loading the comparison kernel"))?;
         let blocks = n.div_ceil(u64::from(THREADS)).clamp(1, MAX_BLOCKS) as usize;
-        let alloc = "allocating the comparison's partial results";
-        let mut bad = stream.alloc_zeros::<u64>(blocks).map_err(device(alloc))?;
-        let mut max_abs = stream.alloc_zeros::<f64>(blocks).map_err(device(alloc))?;
-        let mut worst = stream.alloc_zeros::<u64>(blocks).map_err(device(alloc))?;
-        let mut max_rel = stream.alloc_zeros::<f64>(blocks).map_err(device(alloc))?;
         let config = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
+        // The floor relative to the output needs its largest value first: one more launch,
+        // a few kilobytes back, only for a tolerance that has one.
+        let atol = if tolerance.floor > 0.0 {
+            tolerance.atol + tolerance.floor * peak(&stream, &module, reference, n, config)?
+        } else {
+            tolerance.atol
+        };
+        let alloc = "allocating the comparison's partial results";
+        let mut bad = stream.alloc_zeros::<u64>(blocks).map_err(device(alloc))?;
+        let mut max_abs = stream.alloc_zeros::<f64>(blocks).map_err(device(alloc))?;
+        let mut worst = stream.alloc_zeros::<u64>(blocks).map_err(device(alloc))?;
+        let mut max_rel = stream.alloc_zeros::<f64>(blocks).map_err(device(alloc))?;
         // SAFETY: the argument list matches the kernel's signature; both inputs hold at least
         // `n` elements and each partial-result buffer one per block.
         unsafe {
@@ -195,7 +249,7 @@ impl<T: DeviceElement> Verify for CudaSlice<T> {
                 .arg(self)
                 .arg(reference)
                 .arg(&n)
-                .arg(&tolerance.atol)
+                .arg(&atol)
                 .arg(&tolerance.rtol)
                 .arg(&mut bad)
                 .arg(&mut max_abs)
@@ -223,8 +277,12 @@ impl<T: DeviceElement> Verify for CudaSlice<T> {
             }
         }
         if c.mismatches > 0 && c.worst_index.is_none() {
-            c.max_abs_error = f64::INFINITY;
-            c.worst_index = Some(n);
+            // Only signs of zero differ (EXACT), or else only the lengths.
+            c.worst_index = worst.iter().copied().filter(|&w| w != u64::MAX).min();
+            if c.worst_index.is_none() {
+                c.max_abs_error = f64::INFINITY;
+                c.worst_index = Some(n);
+            }
         }
         Ok(c)
     }
@@ -232,6 +290,37 @@ impl<T: DeviceElement> Verify for CudaSlice<T> {
     fn default_tolerance() -> super::Tolerance {
         T::TOLERANCE
     }
+}
+
+/// The largest finite `|reference|` of the first `n` elements, found on the device.
+fn peak<T: DeviceElement>(
+    stream: &Arc<cudarc::driver::CudaStream>,
+    module: &Arc<CudaModule>,
+    reference: &CudaSlice<T>,
+    n: u64,
+    config: LaunchConfig,
+) -> Result<f64, BoxError> {
+    let f: CudaFunction = module
+        .load_function(T::PEAK)
+        .map_err(device("loading the comparison kernel"))?;
+    let mut peaks = stream
+        .alloc_zeros::<f64>(config.grid_dim.0 as usize)
+        .map_err(device("allocating the comparison's partial results"))?;
+    // SAFETY: the argument list matches the kernel's signature; `reference` holds at least `n`
+    // elements and `peaks` one per block.
+    unsafe {
+        stream
+            .launch_builder(&f)
+            .arg(reference)
+            .arg(&n)
+            .arg(&mut peaks)
+            .launch(config)
+    }
+    .map_err(device("launching the comparison kernel"))?;
+    let peaks = stream
+        .clone_dtoh(&peaks)
+        .map_err(device("reading the comparison back"))?;
+    Ok(peaks.into_iter().fold(0.0, f64::max))
 }
 
 #[cfg(test)]

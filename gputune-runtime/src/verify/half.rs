@@ -73,10 +73,7 @@ impl F16 {
 impl Element for Bf16 {
     const POISON: Bf16 = Bf16(0xFFFF);
     /// Two to three units in the last place of bfloat16's 8 bits of precision.
-    const TOLERANCE: Tolerance = Tolerance {
-        atol: 1e-2,
-        rtol: 1e-2,
-    };
+    const TOLERANCE: Tolerance = Tolerance::relative(1e-2);
     fn to_f64(self) -> f64 {
         f64::from(self.to_f32())
     }
@@ -85,10 +82,7 @@ impl Element for Bf16 {
 impl Element for F16 {
     const POISON: F16 = F16(0xFFFF);
     /// About two units in the last place of half's 11 bits of precision.
-    const TOLERANCE: Tolerance = Tolerance {
-        atol: 2e-3,
-        rtol: 2e-3,
-    };
+    const TOLERANCE: Tolerance = Tolerance::relative(2e-3);
     fn to_f64(self) -> f64 {
         f64::from(self.to_f32())
     }

@@ -3,7 +3,10 @@
 //! Kernel Tuner's scheme, extended: the outputs are poisoned (NaN for floating point, a byte
 //! pattern for integers) so that an element a variant never writes cannot pass by accident,
 //! the variant runs once, and its outputs are compared with the reference under
-//! `|out − ref| ≤ atol + rtol·|ref|` (numpy's `allclose`). The reference is, by default,
+//! `|out − ref| ≤ atol + rtol·|ref| + floor·max|ref|`: numpy's `allclose` with an absolute
+//! floor that scales with the output, a fraction of its largest reference value, so that an
+//! output of small values (probabilities of 1e-9, say) is checked relative to its own size and
+//! not passed by a fixed floor larger than all of it. The reference is, by default,
 //! base's outputs for the same state (see [`State::verify`](crate::State::verify)); or an
 //! expected answer; or a user check.
 //!
@@ -31,35 +34,63 @@ use serde::Serialize;
 
 use crate::error::BoxError;
 
-/// Tolerances: an element passes when `|out − ref| ≤ atol + rtol·|ref|`.
+/// Tolerances: an element passes when `|out − ref| ≤ atol + rtol·|ref| + floor·peak`, where
+/// `peak` is the largest finite `|ref|` of the buffer compared.
+///
+/// `floor` is an absolute floor relative to the output's own magnitude: where a variant adds
+/// in another order, an element near zero (a sum that cancels) carries an error of the size
+/// of the buffer's large values, not of its own, and a fixed `atol` would either fail it or,
+/// set large enough, check nothing of a buffer whose values are all small. The element types'
+/// defaults ([`Element::TOLERANCE`]) are [`Tolerance::relative`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Tolerance {
     /// Absolute tolerance.
     pub atol: f64,
-    /// Relative tolerance.
+    /// Relative tolerance, to the element's own reference value.
     pub rtol: f64,
+    /// Absolute floor as a fraction of the buffer's largest `|reference|` (0: none).
+    pub floor: f64,
 }
 
 impl Tolerance {
-    /// Bit-for-bit equal values (NaN equals NaN).
+    /// Bit-for-bit equal values: −0 differs from +0; NaN equals NaN (of any payload).
     pub const EXACT: Tolerance = Tolerance {
         atol: 0.0,
         rtol: 0.0,
+        floor: 0.0,
     };
 
-    /// `atol` and `rtol`.
-    pub fn new(atol: f64, rtol: f64) -> Tolerance {
-        Tolerance { atol, rtol }
+    /// `atol` and `rtol`, with no floor relative to the output.
+    pub const fn new(atol: f64, rtol: f64) -> Tolerance {
+        Tolerance {
+            atol,
+            rtol,
+            floor: 0.0,
+        }
+    }
+
+    /// `rtol` relative to each element, and to the buffer's largest `|reference|` as the floor
+    /// for elements near zero: `|out − ref| ≤ rtol·(|ref| + peak)`. Whatever the scale of the
+    /// output, an error larger than `rtol` of its largest value fails.
+    pub const fn relative(rtol: f64) -> Tolerance {
+        Tolerance {
+            atol: 0.0,
+            rtol,
+            floor: rtol,
+        }
+    }
+
+    /// The largest error an element whose reference is `reference` may have, in a buffer
+    /// whose largest finite `|reference|` is `peak`.
+    pub fn limit(&self, reference: f64, peak: f64) -> f64 {
+        self.atol + self.rtol * reference.abs() + self.floor * peak
     }
 }
 
 impl Default for Tolerance {
     /// numpy's `allclose` defaults: `atol = 1e-8`, `rtol = 1e-5`.
     fn default() -> Tolerance {
-        Tolerance {
-            atol: 1e-8,
-            rtol: 1e-5,
-        }
+        Tolerance::new(1e-8, 1e-5)
     }
 }
 
@@ -111,9 +142,10 @@ pub trait Element: Copy + PartialEq + Send + Sync + 'static {
     /// As `f64`, for errors.
     fn to_f64(self) -> f64;
     /// How close a variant's outputs must be to base's by default: exact for integers; for
-    /// floats a relative `1e-5` (`f32`) or `1e-12` (`f64`) with an absolute floor of the same
-    /// size near zero, room for a variant that adds in another order. A bench that needs
-    /// another passes its own to [`State::verify`](crate::State::verify).
+    /// floats [`Tolerance::relative`] `1e-5` (`f32`) or `1e-12` (`f64`): relative to each
+    /// element, with a floor near zero of the same fraction of the buffer's largest value
+    /// (room for a variant that adds in another order, whatever the scale of the output). A
+    /// bench that needs another passes its own to [`State::verify`](crate::State::verify).
     const TOLERANCE: Tolerance;
 }
 
@@ -121,7 +153,7 @@ macro_rules! float_element {
     ($($t:ty: $tol:expr),*) => {$(
         impl Element for $t {
             const POISON: $t = <$t>::NAN;
-            const TOLERANCE: Tolerance = Tolerance { atol: $tol, rtol: $tol };
+            const TOLERANCE: Tolerance = Tolerance::relative($tol);
             fn to_f64(self) -> f64 { self as f64 }
         }
     )*};
@@ -164,8 +196,20 @@ pub fn compare_slices<T: Element>(out: &[T], reference: &[T], tolerance: Toleran
         max_rel_error: 0.0,
         worst_index: None,
     };
+    let peak = if tolerance.floor > 0.0 {
+        peak(reference.iter().map(|r| r.to_f64()))
+    } else {
+        0.0
+    };
+    let bits = tolerance == Tolerance::EXACT;
     for (i, (&o, &r)) in out.iter().zip(reference).enumerate() {
         if o == r {
+            // Equal values, but under EXACT the bits: −0 is not +0 (a variant that rounds a
+            // negative result to zero differs from base in its sign).
+            if bits && o.to_f64().is_sign_negative() != r.to_f64().is_sign_negative() {
+                c.mismatches += 1;
+                c.worst_index.get_or_insert(i as u64);
+            }
             continue;
         }
         let (o, r) = (o.to_f64(), r.to_f64());
@@ -173,7 +217,7 @@ pub fn compare_slices<T: Element>(out: &[T], reference: &[T], tolerance: Toleran
         if err == 0.0 {
             continue;
         }
-        let limit = tolerance.atol + tolerance.rtol * r.abs();
+        let limit = tolerance.limit(r, peak);
         if err > limit || limit.is_nan() {
             c.mismatches += 1;
         }
@@ -191,6 +235,14 @@ pub fn compare_slices<T: Element>(out: &[T], reference: &[T], tolerance: Toleran
         c.worst_index = Some(c.checked);
     }
     c
+}
+
+/// The largest finite `|value|` (0 for none): an infinite or NaN reference would make every
+/// element pass.
+pub(crate) fn peak(values: impl Iterator<Item = f64>) -> f64 {
+    values
+        .filter(|v| v.is_finite())
+        .fold(0.0, |m, v| m.max(v.abs()))
 }
 
 impl<T: Element> Verify for Vec<T> {
@@ -264,6 +316,14 @@ mod tests {
     }
 
     #[test]
+    fn exact_tells_the_signs_of_zero_apart() {
+        let c = compare_slices(&[1.0f32, -0.0, 0.0], &[1.0, 0.0, 0.0], Tolerance::EXACT);
+        assert_eq!((c.mismatches, c.worst_index), (1, Some(1)));
+        // Any tolerance above exact compares values.
+        assert!(compare_slices(&[-0.0f64], &[0.0], Tolerance::new(0.0, 1e-12)).passed());
+    }
+
+    #[test]
     fn the_largest_error_and_its_index_are_reported() {
         let reference = vec![1.0f64, 2.0, 3.0, 4.0];
         let out = vec![1.0f64, 2.5, 3.0, 4.000001];
@@ -310,6 +370,77 @@ mod tests {
         assert_eq!(c.mismatches, 1);
         assert_eq!(c.worst_index, Some(2));
         assert!(!c.passed());
+    }
+
+    /// Softmax probabilities over a 32k vocabulary, 1e-9 to 5e-5 (llm.c's sizes).
+    fn probabilities() -> Vec<f32> {
+        (0..32_768)
+            .map(|i| 1e-9 * 5e4f32.powf(i as f32 / 32_767.0))
+            .collect()
+    }
+
+    #[test]
+    fn the_default_checks_small_outputs_relative_to_their_own_size() {
+        let reference = probabilities();
+        // A wrong variant: every probability under 1e-6 lost, every other one 20 % high.
+        let wrong: Vec<f32> = reference
+            .iter()
+            .map(|&p| if p < 1e-6 { 0.0 } else { p * 1.2 })
+            .collect();
+        // The old default (1e-5 relative, 1e-5 absolute) passed it: its floor is larger
+        // than every value of the output.
+        assert!(compare_slices(&wrong, &reference, Tolerance::new(1e-5, 1e-5)).passed());
+        let c = compare_slices(&wrong, &reference, <f32 as Element>::TOLERANCE);
+        assert_eq!(
+            c.mismatches,
+            reference.len() as u64,
+            "every element is wrong"
+        );
+        // One probability of 1e-7 off by 1 %, the rest right: found too. The floor is 1e-5
+        // of the largest value (5e-10 here), so the smallest values, 2e-5 of the largest,
+        // are checked to that floor, not to their own 1e-5.
+        let mut one = reference.clone();
+        one[13_947] *= 1.01;
+        let c = compare_slices(&one, &reference, <f32 as Element>::TOLERANCE);
+        assert_eq!((c.mismatches, c.worst_index), (1, Some(13_947)));
+        let mut smallest = reference.clone();
+        smallest[0] *= 1.01;
+        assert!(compare_slices(&smallest, &reference, <f32 as Element>::TOLERANCE).passed());
+        // Summed in another order: a few units in the last place each, which passes.
+        let reordered: Vec<f32> = reference
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| f32::from_bits(p.to_bits() + (i % 9) as u32))
+            .collect();
+        assert!(compare_slices(&reordered, &reference, <f32 as Element>::TOLERANCE).passed());
+    }
+
+    #[test]
+    fn the_floor_follows_the_output_s_largest_value_for_sums_that_cancel() {
+        // A sum that cancels to near zero carries an error of the size of the large sums
+        // beside it (1e-6 of 100 here), not of its own: it passes under the floor, as it did
+        // under the old fixed one; an error of 1e-3 of the largest value does not.
+        let reference = vec![100.0f32, -73.5, 1e-6, 42.0];
+        let mut out = reference.clone();
+        out[2] += 1e-4;
+        assert!(compare_slices(&out, &reference, <f32 as Element>::TOLERANCE).passed());
+        out[2] = 0.1;
+        assert!(!compare_slices(&out, &reference, <f32 as Element>::TOLERANCE).passed());
+        // Infinite or NaN references set no floor (they would let anything pass).
+        let with_inf = vec![f32::INFINITY, f32::NAN, 1.0, 1e-3];
+        let mut out = with_inf.clone();
+        out[3] = 2e-3;
+        let c = compare_slices(&out, &with_inf, <f32 as Element>::TOLERANCE);
+        assert_eq!((c.mismatches, c.worst_index), (1, Some(3)));
+        // An all-zero reference is matched exactly (either sign of zero).
+        assert!(compare_slices(&[0.0f64, -0.0], &[0.0, 0.0], <f64 as Element>::TOLERANCE).passed());
+        assert!(!compare_slices(&[1e-300f64], &[0.0], <f64 as Element>::TOLERANCE).passed());
+        // f64 and the half types take the same shape of default.
+        assert_eq!(<f64 as Element>::TOLERANCE, Tolerance::relative(1e-12));
+        assert_eq!(
+            <Bf16 as Element>::TOLERANCE.floor,
+            <Bf16 as Element>::TOLERANCE.rtol
+        );
     }
 
     #[test]

@@ -75,7 +75,11 @@ pub fn combine(parts: impl IntoIterator<Item = Comparison>) -> Comparison {
 
 /// The stricter of two tolerances in each term: what a tuple records as its own.
 fn stricter(a: Tolerance, b: Tolerance) -> Tolerance {
-    Tolerance::new(a.atol.min(b.atol), a.rtol.min(b.rtol))
+    Tolerance {
+        atol: a.atol.min(b.atol),
+        rtol: a.rtol.min(b.rtol),
+        floor: a.floor.min(b.floor),
+    }
 }
 
 macro_rules! tuple_verify {
