@@ -1,9 +1,14 @@
 //! What CUDA source and PTX text say about themselves, read without a compiler: which
 //! macro names a kernel's source reads (a tuning parameter the source never names only
 //! changes the launch, so it is no define and its values share one compilation), and which
-//! kernels a PTX text defines.
+//! kernels a PTX text defines; and which names a source declares itself, that a parameter's
+//! define of the same name would break ([`declared`]).
 
 use std::collections::HashSet;
+
+mod declared;
+
+pub use declared::{declared, Declared};
 
 /// Every identifier of C++ `text`, comments left out (string and character literals too).
 pub fn identifiers(text: &str) -> HashSet<String> {

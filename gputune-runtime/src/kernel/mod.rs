@@ -62,6 +62,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use cudarc::driver::{sys::CUfunction_attribute as Attribute, CudaFunction, CudaStream};
 
 use crate::backend::cuda::{driver_error, CompileJob, CudaHandles, Program};
+use crate::cuda_text::Declared;
 use crate::error::{Error, Result};
 use crate::tuned::{self, Variant};
 
@@ -137,6 +138,8 @@ pub struct Kernel {
     base: OnceLock<Program>,
     /// The identifiers of the source and its headers, read once.
     identifiers: OnceLock<std::collections::HashSet<String>>,
+    /// The names the source and its headers declare, with the file that does, read once.
+    declared: OnceLock<std::collections::HashMap<String, (&'static str, Declared)>>,
     /// Compiled kernels by context, variant and extra defines; a few entries per process.
     compiled: Mutex<Vec<Entry>>,
     /// The (context, extra defines, plan) whose planned variants are compiling in the
@@ -190,6 +193,7 @@ impl Kernel {
             module_names: &[],
             base: OnceLock::new(),
             identifiers: OnceLock::new(),
+            declared: OnceLock::new(),
             compiled: Mutex::new(Vec::new()),
             prepared: Mutex::new(Vec::new()),
         }
@@ -379,16 +383,57 @@ impl Kernel {
         let mut out: Vec<(&str, String)> =
             extra.iter().map(|(n, v)| (*n, (*v).to_string())).collect();
         for (name, const_name, value) in params {
-            let macro_name = self
-                .renames
-                .iter()
-                .find(|(from, _)| *from == name)
-                .map_or(const_name, |(_, to)| *to);
+            let macro_name = self.macro_name(name, const_name);
             if self.reads(name, macro_name) {
                 out.push((macro_name, value));
             }
         }
         out
+    }
+
+    /// The macro name of parameter `name` whose `const` is `const_name`: its mapping
+    /// ([`Kernel::rename`]) or the `const` name.
+    fn macro_name<'a>(&self, name: &str, const_name: &'a str) -> &'a str {
+        self.renames
+            .iter()
+            .find(|(from, _)| *from == name)
+            .map_or(const_name, |(_, to)| *to)
+    }
+
+    /// [`Error::Compile`] where a tuning parameter's define would replace a name that the
+    /// source or an embedded header declares itself (`const int BLOCK_SIZE = 256;`, an
+    /// unguarded `#define BLOCK_SIZE`): NVRTC would compile the value in its place and point
+    /// at the replaced text. Sources that only read the macro pass. `params` are
+    /// `(name, const name)` pairs.
+    pub fn check_defines<'a>(
+        &self,
+        params: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<()> {
+        let declared = self.declared.get_or_init(|| {
+            let mut all = std::collections::HashMap::new();
+            let source = if self.file_name.is_empty() {
+                "the kernel source"
+            } else {
+                self.file_name
+            };
+            for (file, text) in std::iter::once((source, self.source))
+                .chain(self.headers.iter().map(|(name, text)| (*name, *text)))
+            {
+                for (name, d) in crate::cuda_text::declared(text) {
+                    all.entry(name).or_insert((file, d));
+                }
+            }
+            all
+        });
+        for (name, const_name) in params {
+            let macro_name = self.macro_name(name, const_name);
+            if let Some((file, d)) = declared.get(macro_name) {
+                if self.reads(name, macro_name) {
+                    return Err(Error::Compile(d.clash(name, macro_name, file)));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Whether the variant's parameter `param` reaches the compiler as the define
@@ -481,6 +526,12 @@ impl Kernel {
     ) -> Result<Vec<(String, String)>> {
         let variant = Variant::parse(label, params)?;
         let consts: Vec<String> = params.iter().map(|(n, _)| n.to_uppercase()).collect();
+        self.check_defines(
+            params
+                .iter()
+                .zip(&consts)
+                .map(|((n, _), c)| (*n, c.as_str())),
+        )?;
         let values = variant.values.into_iter().map(|(_, v)| c_value(v));
         let defines = self.defines(
             params
@@ -554,6 +605,8 @@ impl Kernel {
         stream: &Arc<CudaStream>,
         extra: &[(&str, &str)],
     ) -> Result<(CudaFunction, compiled::Module)> {
+        // Before anything compiles: every variant would fail the same way, in NVRTC's words.
+        self.check_defines(tuned.entries().map(|(n, c, _, _)| (n, c)))?;
         let handles = CudaHandles {
             context: stream.context().clone(),
             stream: stream.clone(),
@@ -637,105 +690,4 @@ impl Kernel {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[cfg(feature = "build")]
-    #[test]
-    fn the_separator_is_the_grammars() {
-        assert_eq!(VALUE_SEPARATOR, gputune_grammar::VALUE_SEPARATOR);
-    }
-
-    #[test]
-    fn a_variant_s_entries_pair_its_values_with_the_shared_table() {
-        let entries: Vec<_> = TUNED_8.entries().collect();
-        assert_eq!(
-            entries,
-            [("ipt", "IPT", "8", "4"), ("wide", "WIDE", "1", "0")]
-        );
-        assert_eq!(Tuned::UNTUNED.entries().count(), 0);
-    }
-
-    /// A source that reads both parameters of [`TUNED_8`].
-    const USES_BOTH: &str = "__global__ void scale() { int n = IPT; if (WIDE) n *= 2; }";
-
-    #[test]
-    fn a_parameter_the_source_never_names_is_no_define() {
-        // `wide` only changes the launch: every value of it is the same program.
-        let k = Kernel::new("__global__ void scale() { int n = IPT; } // WIDE", "scale");
-        assert_eq!(k.variant_defines(TUNED_8, &[]), [("IPT", "8".to_string())]);
-        assert!(!k.reads("wide", "WIDE"));
-        // In an embedded header it is read; behind include directories it may be.
-        let header = Kernel::new("#include \"w.cuh\"\n", "scale").headers(&[("w.cuh", "WIDE")]);
-        assert!(header.reads("wide", "WIDE"));
-        let dirs = Kernel::new("", "scale").include_dirs(&["/opt/lib/include"]);
-        assert!(dirs.reads("wide", "WIDE"));
-        let option = Kernel::new("", "scale")
-            .option_params(&[("wide", OptionRule::Flag("--use_fast_math"))]);
-        assert!(
-            option.reads("wide", "WIDE"),
-            "an option parameter stays a define"
-        );
-    }
-
-    const TUNED_8: Tuned = Tuned::new(
-        "kernel_test_fn",
-        &[("ipt", "IPT", "4"), ("wide", "WIDE", "0")],
-        "8\u{1f}1",
-    );
-
-    #[test]
-    fn every_parameter_is_a_define_under_its_const_name_or_its_mapping() {
-        let k = Kernel::new(USES_BOTH, "scale");
-        assert_eq!(
-            k.variant_defines(TUNED_8, &[("VALUE_T", "float")]),
-            [
-                ("VALUE_T", "float".to_string()),
-                ("IPT", "8".to_string()),
-                ("WIDE", "1".to_string())
-            ]
-        );
-        let renamed = Kernel::new("int a = ITEMS_PER_THREAD * WIDE;", "scale")
-            .rename(&[("ipt", "ITEMS_PER_THREAD")]);
-        assert_eq!(
-            renamed.variant_defines(TUNED_8, &[]),
-            [
-                ("ITEMS_PER_THREAD", "8".to_string()),
-                ("WIDE", "1".to_string())
-            ]
-        );
-    }
-
-    #[test]
-    fn handles_of_one_module_compile_it_with_the_same_names() {
-        const BOTH: &[&str] = &["first", "second"];
-        let alone = Kernel::new("", "first");
-        assert_eq!(alone.names(), ["first"]);
-        let (a, b) = (
-            Kernel::new("", "first").module_names(BOTH),
-            Kernel::new("", "second").module_names(BOTH),
-        );
-        // The same names give the same cache key: one compilation serves both handles.
-        assert_eq!(a.names(), b.names());
-    }
-
-    #[test]
-    fn the_planned_variants_become_define_sets_base_first() {
-        tuned::plan(
-            "kernel_test_fn",
-            &["ipt_2.wide_true", "kernel_test_fn.ipt_16.wide_false"],
-        );
-        let k = Kernel::new(USES_BOTH, "scale");
-        let sets = k
-            .planned_defines(TUNED_8, &[])
-            .expect("labels of the space");
-        let ipt = |s: &Vec<(&str, String)>| s[0].1.clone();
-        assert_eq!(sets.iter().map(ipt).collect::<Vec<_>>(), ["4", "2", "16"]);
-        assert_eq!(
-            sets[1][1],
-            ("WIDE", "1".to_string()),
-            "booleans as C writes them"
-        );
-        tuned::plan("kernel_test_fn", &[]);
-    }
-}
+mod tests;
