@@ -75,6 +75,12 @@
 #   layernorm and softmax as shipped, over the launches candle hard-codes) searched whole at
 #   default settings, for gpu-candle.sh (issue 45). Its own workspace; building candle-kernels
 #   needs nvcc and CUDA_COMPUTE_CAP (90 unless set) and takes about 8 minutes on 2 cores.
+# - candle-llama: .gpu/candle/candle-llama (candle 0.11.1 as released) and
+#   .gpu/candle/candle-llama-tuned (candle-nn and candle-core with the launch hooks of
+#   examples/candle-llama/patches, answered by examples/candle-ops's lookups: the winners of its
+#   gputune.toml, else candle's own launch), a synthetic Llama-3-8B's tokens per second, for
+#   gpu-candle-llama.sh (issue 45). Runs examples/candle-llama/patch.sh first; shares
+#   examples/candle-ops/target (candle-kernels' nvcc build) through examples/candle-llama/env.sh.
 # The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune, faults, sgemm,
 # conv and large-base parts.
 set -euo pipefail
@@ -160,6 +166,32 @@ for line in sys.stdin:
       CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90} cargo build --release --quiet \
         --manifest-path examples/candle-ops/Cargo.toml --bin llama-ops
       cp examples/candle-ops/target/release/llama-ops .gpu/candle/llama-ops
+      ;;
+    candle-llama)
+      mkdir -p .gpu/candle
+      (
+        # shellcheck source=../../examples/candle-llama/env.sh
+        source examples/candle-llama/env.sh
+        bash examples/candle-llama/patch.sh
+        cargo build --release --quiet --manifest-path examples/candle-llama/Cargo.toml
+        # The stamp makes candle-ops' build script read its gputune.toml whatever its
+        # timestamps say (the winners this binary carries).
+        toml=examples/candle-ops/gputune.toml
+        stamp=none
+        if [ -f $toml ]; then stamp=$(sha256sum $toml | cut -c1-16); fi
+        GPUTUNE_TOML_STAMP=$stamp GPUTUNE_VARIANTS= cargo build --release --quiet \
+          --manifest-path examples/candle-llama/tuned/Cargo.toml
+        # Each binary holds all of candle's kernels (54 MB stripped): xz makes it 6.5 MB, and
+        # gpu-candle-llama.sh unpacks it there.
+        for exe in candle-llama candle-llama-tuned; do
+          cp "$CARGO_TARGET_DIR/release/$exe" .gpu/candle/$exe
+          strip .gpu/candle/$exe 2> /dev/null || true
+          xz -T0 -6 -f .gpu/candle/$exe
+        done
+        rm -f .gpu/candle/candle-llama-tuned.toml
+        if [ -f $toml ]; then cp $toml .gpu/candle/candle-llama-tuned.toml; fi
+        ls -la .gpu/candle/candle-llama*
+      )
       ;;
     scale-sizes)
       bundle .gpu/scale-sizes-bundle -p gputune-example-scale-cuda search \
@@ -299,7 +331,7 @@ for line in sys.stdin:
         examples/histogram-cuda/src/histogram.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, energy, scale, provenance, scale-sizes, histogram-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, candle, candle-mmvq, candle-llama, energy, scale, provenance, scale-sizes, histogram-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac

@@ -1,0 +1,467 @@
+//! The models: candle-transformers' Llama at Llama-3-8B's dimensions with synthetic weights
+//! made on the spot (nothing is downloaded), in bf16 or f16 through `llama::Llama::load`, or
+//! quantized to Q4_K through `quantized_llama::ModelWeights::from_gguf` from a GGUF file
+//! written in memory.
+
+use std::io::Cursor;
+
+use anyhow::{Context, Result};
+use candle_core::quantized::{ggml_file, gguf_file, GgmlDType, QTensor};
+use candle_core::{DType, Device, Shape, Tensor};
+use candle_nn::var_builder::SimpleBackend;
+use candle_nn::{Init, VarBuilder};
+use candle_transformers::models::llama::{Cache, Config, Llama};
+use candle_transformers::models::quantized_llama::ModelWeights;
+
+/// The weights' kind: a full-precision model or a quantized one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// bf16 weights and activations.
+    Bf16,
+    /// f16 weights and activations.
+    F16,
+    /// Q4_K weights (norms f32), f32 activations.
+    Q4k,
+}
+
+impl Kind {
+    /// Parses `bf16`, `f16` or `q4k`.
+    pub fn parse(s: &str) -> Result<Kind> {
+        match s {
+            "bf16" => Ok(Kind::Bf16),
+            "f16" => Ok(Kind::F16),
+            "q4k" => Ok(Kind::Q4k),
+            _ => anyhow::bail!("unknown model {s:?}: bf16, f16 or q4k"),
+        }
+    }
+
+    /// The name `parse` reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Bf16 => "bf16",
+            Kind::F16 => "f16",
+            Kind::Q4k => "q4k",
+        }
+    }
+}
+
+/// A Llama model's dimensions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dims {
+    /// Width of the residual stream.
+    pub hidden: usize,
+    /// Width of the feed-forward layer.
+    pub intermediate: usize,
+    /// Transformer blocks.
+    pub layers: usize,
+    /// Query heads.
+    pub heads: usize,
+    /// Key and value heads (grouped-query attention).
+    pub kv_heads: usize,
+    /// Tokens of the vocabulary.
+    pub vocab: usize,
+    /// RoPE's base frequency.
+    pub rope_theta: f32,
+    /// The RMS norms' epsilon.
+    pub rms_eps: f64,
+    /// Positions the rotary tables cover.
+    pub max_positions: usize,
+}
+
+impl Dims {
+    /// Llama-3-8B (Meta-Llama-3-8B's config.json).
+    pub const LLAMA3_8B: Dims = Dims {
+        hidden: 4096,
+        intermediate: 14336,
+        layers: 32,
+        heads: 32,
+        kv_heads: 8,
+        vocab: 128_256,
+        rope_theta: 500_000.0,
+        rms_eps: 1e-5,
+        max_positions: 8192,
+    };
+
+    /// Width of one head.
+    pub fn head_dim(&self) -> usize {
+        self.hidden / self.heads
+    }
+
+    /// candle-transformers' configuration of these dimensions (no flash attention, as candle
+    /// builds without the `flash-attn` feature).
+    pub fn config(&self) -> Config {
+        Config {
+            hidden_size: self.hidden,
+            intermediate_size: self.intermediate,
+            vocab_size: self.vocab,
+            num_hidden_layers: self.layers,
+            num_attention_heads: self.heads,
+            num_key_value_heads: self.kv_heads,
+            use_flash_attn: false,
+            rms_norm_eps: self.rms_eps,
+            rope_theta: self.rope_theta,
+            bos_token_id: None,
+            eos_token_id: None,
+            rope_scaling: None,
+            max_position_embeddings: self.max_positions,
+            tie_word_embeddings: false,
+        }
+    }
+
+    /// Each weight of the quantized model as GGUF names it, with its shape (a matrix's rows
+    /// are outputs, its columns inputs). No `output.weight`: the loader then uses the
+    /// embedding, a matrix of the same shape, so the output costs what a separate one would.
+    pub fn gguf_tensors(&self) -> Vec<(String, Vec<usize>)> {
+        let (h, kv) = (self.hidden, self.kv_heads * self.head_dim());
+        let mut out = vec![
+            ("token_embd.weight".to_string(), vec![self.vocab, h]),
+            ("output_norm.weight".to_string(), vec![h]),
+        ];
+        for i in 0..self.layers {
+            let p = |n: &str| format!("blk.{i}.{n}.weight");
+            out.extend([
+                (p("attn_norm"), vec![h]),
+                (p("attn_q"), vec![h, h]),
+                (p("attn_k"), vec![kv, h]),
+                (p("attn_v"), vec![kv, h]),
+                (p("attn_output"), vec![h, h]),
+                (p("ffn_norm"), vec![h]),
+                (p("ffn_gate"), vec![self.intermediate, h]),
+                (p("ffn_up"), vec![self.intermediate, h]),
+                (p("ffn_down"), vec![h, self.intermediate]),
+            ]);
+        }
+        out
+    }
+}
+
+/// Whether a tensor of this name is a norm's weight vector (made 1, as a fresh model's are).
+fn is_norm(name: &str) -> bool {
+    name.ends_with("norm.weight")
+}
+
+/// The standard deviation of the synthetic weights: small, so that the activations stay in
+/// half precision's range through all the layers.
+pub const WEIGHT_STD: f32 = 0.02;
+
+/// A `VarBuilder` backend that makes every tensor it is asked for on the device: the norms'
+/// weights 1, everything else normal with [`WEIGHT_STD`].
+struct Synthetic;
+
+impl SimpleBackend for Synthetic {
+    fn get(
+        &self,
+        shape: Shape,
+        name: &str,
+        _: Init,
+        dtype: DType,
+        dev: &Device,
+    ) -> candle_core::Result<Tensor> {
+        if is_norm(name) {
+            Tensor::ones(shape, dtype, dev)
+        } else {
+            // cuRAND makes f32 (candle's CUDA randn takes no half types); the cast is the
+            // weights' type.
+            Tensor::randn(0f32, WEIGHT_STD, shape, dev)?.to_dtype(dtype)
+        }
+    }
+
+    fn get_unchecked(&self, name: &str, _: DType, _: &Device) -> candle_core::Result<Tensor> {
+        candle_core::bail!("synthetic weights need a shape for {name}")
+    }
+
+    fn contains_tensor(&self, _: &str) -> bool {
+        true
+    }
+}
+
+/// candle-transformers' Llama with synthetic weights of `dtype` on `dev`.
+pub fn llama(dims: &Dims, dtype: DType, dev: &Device) -> Result<Llama> {
+    let vb = VarBuilder::from_backend(Box::new(Synthetic), dtype, dev.clone());
+    Llama::load(vb, &dims.config()).context("building the synthetic Llama")
+}
+
+/// Bytes of one Q4_K block (256 values).
+pub const Q4K_BLOCK_BYTES: usize = 144;
+/// Values of one Q4_K block.
+pub const Q4K_BLOCK_VALUES: usize = 256;
+
+/// The bits of the half `2^-13 · (1 + m / 1024)`: block scales of that size make weights of
+/// about 0.02 from 6-bit sub-scales and 4-bit quants, as [`WEIGHT_STD`].
+fn small_half(m: u64) -> [u8; 2] {
+    // Exponent field 2 (bias 15: 2^-13), mantissa m.
+    ((2u16 << 10) | (m as u16 & 0x3ff)).to_le_bytes()
+}
+
+/// splitmix64: the next of a fast, seedable stream of random words.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Random Q4_K blocks filling `out` (a whole number of blocks): the two half scales `d` and
+/// `dmin` small and finite, the 12 bytes of packed 6-bit sub-scales and mins and the 128
+/// bytes of nibbles anything (every bit pattern is a valid value).
+pub fn q4k_blocks(out: &mut [u8], seed: u64) {
+    let mut state = seed;
+    for block in out.chunks_exact_mut(Q4K_BLOCK_BYTES) {
+        let w = splitmix(&mut state);
+        block[0..2].copy_from_slice(&small_half(w));
+        block[2..4].copy_from_slice(&small_half(w >> 10));
+        for chunk in block[4..].chunks_mut(8) {
+            let bytes = splitmix(&mut state).to_le_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+    }
+}
+
+/// A GGUF file of the model at `dims`, written in memory with candle's writer: the metadata
+/// keys `quantized_llama` reads, every matrix Q4_K with random blocks, the norms f32 ones.
+pub fn q4k_gguf(dims: &Dims, seed: u64) -> Result<Vec<u8>> {
+    let mut tensors = Vec::new();
+    for (i, (name, shape)) in dims.gguf_tensors().into_iter().enumerate() {
+        let elems: usize = shape.iter().product();
+        let tensor = if is_norm(&name) {
+            let ones: Vec<u8> = std::iter::repeat_n(1f32.to_le_bytes(), elems)
+                .flatten()
+                .collect();
+            ggml_file::qtensor_from_ggml(GgmlDType::F32, &ones, shape, &Device::Cpu)
+        } else {
+            anyhow::ensure!(
+                shape[shape.len() - 1].is_multiple_of(Q4K_BLOCK_VALUES),
+                "{name}: {shape:?} has rows that are not whole Q4_K blocks"
+            );
+            let mut bytes = vec![0u8; elems / Q4K_BLOCK_VALUES * Q4K_BLOCK_BYTES];
+            q4k_blocks(&mut bytes, seed.wrapping_add(i as u64));
+            ggml_file::qtensor_from_ggml(GgmlDType::Q4K, &bytes, shape, &Device::Cpu)
+        }
+        .with_context(|| format!("making {name}"))?;
+        tensors.push((name, tensor));
+    }
+    let u32_value =
+        |v: usize| -> Result<gguf_file::Value> { Ok(gguf_file::Value::U32(u32::try_from(v)?)) };
+    let metadata = [
+        (
+            "general.architecture",
+            gguf_file::Value::String("llama".into()),
+        ),
+        ("llama.attention.head_count", u32_value(dims.heads)?),
+        ("llama.attention.head_count_kv", u32_value(dims.kv_heads)?),
+        ("llama.block_count", u32_value(dims.layers)?),
+        ("llama.embedding_length", u32_value(dims.hidden)?),
+        ("llama.feed_forward_length", u32_value(dims.intermediate)?),
+        ("llama.rope.dimension_count", u32_value(dims.head_dim())?),
+        (
+            "llama.attention.layer_norm_rms_epsilon",
+            gguf_file::Value::F32(dims.rms_eps as f32),
+        ),
+        (
+            "llama.rope.freq_base",
+            gguf_file::Value::F32(dims.rope_theta),
+        ),
+    ];
+    let metadata: Vec<(&str, &gguf_file::Value)> = metadata.iter().map(|(k, v)| (*k, v)).collect();
+    let tensors: Vec<(&str, &QTensor)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    let mut file = Cursor::new(Vec::new());
+    gguf_file::write(&mut file, &metadata, &tensors).context("writing the GGUF file")?;
+    Ok(file.into_inner())
+}
+
+/// candle-transformers' quantized Llama read from the GGUF `file` onto `dev`.
+pub fn quantized(file: Vec<u8>, dev: &Device) -> Result<ModelWeights> {
+    let mut reader = Cursor::new(file);
+    let content = gguf_file::Content::read(&mut reader).context("reading the GGUF header")?;
+    ModelWeights::from_gguf(content, &mut reader, dev).context("loading the quantized Llama")
+}
+
+/// A loaded model of either kind, and what a generation keeps between its forward passes.
+pub enum Model {
+    /// The full-precision model and the configuration its caches are made from.
+    Full {
+        /// The model.
+        llama: Llama,
+        /// Its configuration.
+        config: Config,
+        /// Its weights' type (the caches' too).
+        dtype: DType,
+        /// The key-value cache of the current generation.
+        cache: Option<Cache>,
+    },
+    /// The quantized model (it holds its key-value cache itself).
+    Quantized(ModelWeights),
+}
+
+impl Model {
+    /// The model of `kind` at `dims` on `dev`, its weights made from `seed` (Q4_K; the full
+    /// models' come from the device's generator).
+    pub fn load(kind: Kind, dims: &Dims, dev: &Device, seed: u64) -> Result<Model> {
+        Ok(match kind {
+            Kind::Bf16 | Kind::F16 => {
+                let dtype = if kind == Kind::Bf16 {
+                    DType::BF16
+                } else {
+                    DType::F16
+                };
+                Model::Full {
+                    llama: llama(dims, dtype, dev)?,
+                    config: dims.config(),
+                    dtype,
+                    cache: None,
+                }
+            }
+            Kind::Q4k => Model::Quantized(quantized(q4k_gguf(dims, seed)?, dev)?),
+        })
+    }
+
+    /// Starts a new generation: an empty key-value cache.
+    pub fn reset(&mut self, dev: &Device) -> Result<()> {
+        match self {
+            Model::Full {
+                config,
+                dtype,
+                cache,
+                ..
+            } => *cache = Some(Cache::new(true, *dtype, config, dev)?),
+            Model::Quantized(m) => m.clear_kv_cache(),
+        }
+        Ok(())
+    }
+
+    /// The logits of the last of `tokens` (1 × n token ids) at position `pos`, appending
+    /// their keys and values to the cache.
+    pub fn forward(&mut self, tokens: &Tensor, pos: usize) -> Result<Tensor> {
+        Ok(match self {
+            Model::Full {
+                llama,
+                cache: Some(cache),
+                ..
+            } => llama.forward(tokens, pos, cache)?,
+            Model::Full { cache: None, .. } => anyhow::bail!("forward before reset"),
+            Model::Quantized(m) => m.forward(tokens, pos)?,
+        })
+    }
+}
+
+/// The `i`-th of the fixed token ids a run feeds (prompt and generated tokens alike), spread
+/// over the vocabulary.
+pub fn token(i: usize, vocab: usize) -> u32 {
+    ((i * 7919 + 1) % vocab) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Llama small enough for the CPU: two blocks, Q4_K-sized rows.
+    const TINY: Dims = Dims {
+        hidden: 256,
+        intermediate: 512,
+        layers: 2,
+        heads: 2,
+        kv_heads: 1,
+        vocab: 512,
+        rope_theta: 500_000.0,
+        rms_eps: 1e-5,
+        max_positions: 64,
+    };
+
+    #[test]
+    fn gguf_reads_back_with_the_shapes_and_types_written() {
+        let file = q4k_gguf(&TINY, 7).unwrap();
+        let mut reader = Cursor::new(file);
+        let content = gguf_file::Content::read(&mut reader).unwrap();
+        let wanted = TINY.gguf_tensors();
+        assert_eq!(content.tensor_infos.len(), wanted.len());
+        for (name, shape) in &wanted {
+            let info = &content.tensor_infos[name];
+            assert_eq!(info.shape.dims(), shape.as_slice(), "{name}");
+            let want = if is_norm(name) {
+                GgmlDType::F32
+            } else {
+                GgmlDType::Q4K
+            };
+            assert_eq!(info.ggml_dtype, want, "{name}");
+        }
+        let md = |k: &str| content.metadata[k].to_u32().unwrap() as usize;
+        assert_eq!(md("llama.block_count"), 2);
+        assert_eq!(md("llama.attention.head_count_kv"), 1);
+        assert_eq!(md("llama.rope.dimension_count"), 128);
+        let norm = content
+            .tensor(&mut reader, "blk.1.ffn_norm.weight", &Device::Cpu)
+            .unwrap()
+            .dequantize(&Device::Cpu)
+            .unwrap();
+        assert_eq!(norm.to_vec1::<f32>().unwrap(), vec![1f32; 256]);
+    }
+
+    #[test]
+    fn q4k_weights_are_finite_and_small() {
+        let mut bytes = vec![0u8; 64 * Q4K_BLOCK_BYTES];
+        q4k_blocks(&mut bytes, 3);
+        let t = ggml_file::qtensor_from_ggml(GgmlDType::Q4K, &bytes, vec![64, 256], &Device::Cpu)
+            .unwrap();
+        let w = t.dequantize(&Device::Cpu).unwrap().flatten_all().unwrap();
+        let w = w.to_vec1::<f32>().unwrap();
+        assert!(w.iter().all(|v| v.is_finite() && v.abs() < 0.25), "{w:?}");
+        let mean_abs = w.iter().map(|v| v.abs()).sum::<f32>() / w.len() as f32;
+        assert!((0.005..0.1).contains(&mean_abs), "{mean_abs}");
+    }
+
+    #[test]
+    fn the_quantized_model_loads_and_runs_on_the_cpu() {
+        let mut model =
+            Model::Quantized(quantized(q4k_gguf(&TINY, 1).unwrap(), &Device::Cpu).unwrap());
+        model.reset(&Device::Cpu).unwrap();
+        let prompt: Vec<u32> = (0..5).map(|i| token(i, TINY.vocab)).collect();
+        let prompt = Tensor::new(prompt.as_slice(), &Device::Cpu)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap();
+        let logits = model.forward(&prompt, 0).unwrap();
+        assert_eq!(logits.dims(), &[1, TINY.vocab]);
+        let next = Tensor::new(&[[token(5, TINY.vocab)]], &Device::Cpu).unwrap();
+        let logits = model.forward(&next, 5).unwrap();
+        assert_eq!(logits.dims(), &[1, TINY.vocab]);
+    }
+
+    #[test]
+    fn the_full_model_loads_and_runs_on_the_cpu() {
+        let dev = Device::Cpu;
+        // The CPU has no bf16 matrix product in every candle build; f32 exercises the same
+        // loading and caching.
+        let mut model = Model::Full {
+            llama: llama(&TINY, DType::F32, &dev).unwrap(),
+            config: TINY.config(),
+            dtype: DType::F32,
+            cache: None,
+        };
+        model.reset(&dev).unwrap();
+        let prompt = Tensor::new(&[[1u32, 2, 3, 4]], &dev).unwrap();
+        assert_eq!(model.forward(&prompt, 0).unwrap().dims(), &[1, TINY.vocab]);
+        let next = Tensor::new(&[[5u32]], &dev).unwrap();
+        assert_eq!(model.forward(&next, 4).unwrap().dims(), &[1, TINY.vocab]);
+    }
+
+    #[test]
+    fn llama3_8b_has_its_published_shapes() {
+        let d = Dims::LLAMA3_8B;
+        assert_eq!(d.head_dim(), 128);
+        let t = d.gguf_tensors();
+        assert_eq!(t.len(), 2 + 9 * 32);
+        let elems: usize = t.iter().map(|(_, s)| s.iter().product::<usize>()).sum();
+        // Llama-3-8B's 8.03 billion parameters less the output matrix (0.53 billion), which
+        // the quantized model shares with the embedding.
+        assert!((7_400_000_000..7_600_000_000).contains(&elems), "{elems}");
+    }
+
+    #[test]
+    fn kinds_parse_their_names() {
+        for k in [Kind::Bf16, Kind::F16, Kind::Q4k] {
+            assert_eq!(Kind::parse(k.name()).unwrap(), k);
+        }
+        assert!(Kind::parse("q8").is_err());
+    }
+}
