@@ -93,6 +93,12 @@ pub struct BenchArgs {
     /// margin. Off by default; not with `--race`.
     #[arg(long, value_name = "Z", conflicts_with = "race")]
     pub decide: Option<f64>,
+    /// With `--decide`: the equivalence margin. A state also stops, as tied, once the
+    /// confidence interval of its median against the fastest earlier variant's lies within
+    /// FRACTION of it on both sides (0.01 is 1 %): more samples could not rank the two further
+    /// apart than that. Off by default (`cargo gputune search` passes its `--tie-margin`).
+    #[arg(long, value_name = "FRACTION", requires = "decide")]
+    pub tie_margin: Option<f64>,
     /// Hot measurement: total device time to reach, in seconds.
     #[arg(long, default_value_t = 0.5, value_name = "SECONDS")]
     pub batch_target_time: f64,
@@ -261,6 +267,13 @@ impl BenchArgs {
                 )));
             }
         }
+        if let Some(t) = self.tie_margin {
+            if !(t.is_finite() && (0.0..1.0).contains(&t)) {
+                return Err(FlagError(format!(
+                    "--tie-margin must be a fraction from 0 up to 1 (0.01 is 1 %), not {t}"
+                )));
+            }
+        }
         if let Some(r) = self.race {
             if !(r.is_finite() && r >= 0.0) {
                 return Err(FlagError(format!(
@@ -410,6 +423,9 @@ impl BenchArgs {
         if let Some(z) = self.decide {
             value(true, "--decide", z.to_string());
         }
+        if let Some(t) = self.tie_margin {
+            value(true, "--tie-margin", t.to_string());
+        }
         value(
             self.batch_target_time != d.batch_target_time,
             "--batch-target-time",
@@ -465,7 +481,10 @@ impl BenchArgs {
                 format!("{}s", a.batch_target_time)
             },
             a.race.map_or("off".to_string(), |r| r.to_string()),
-            a.decide.map_or(String::new(), |z| format!(" decide={z}")),
+            a.decide.map_or(String::new(), |z| match a.tie_margin {
+                Some(t) if t > 0.0 => format!(" decide={z} tie={t}"),
+                _ => format!(" decide={z}"),
+            }),
             if a.disable_blocking_kernel {
                 " blocking-kernel=off"
             } else {

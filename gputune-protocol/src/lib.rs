@@ -45,5 +45,6 @@ pub use status::Status;
 /// the `provenance` event and `meta.provenance` (where and how a pass measured: toolchain,
 /// host, driver, NVRTC, clocks, power limit) and each sample's SM clock (`samples.sm_clock`);
 /// 9 added `--energy` and each state's `energy` (NVML's energy counter around batches of
-/// launches: joules per launch and power).
-pub const PROTOCOL_VERSION: u32 = 9;
+/// launches: joules per launch and power); 10 added `--tie-margin` and the `tied` stop (an
+/// equivalence margin under `--decide`) and the tolerance's `floor` (relative to the output).
+pub const PROTOCOL_VERSION: u32 = 10;

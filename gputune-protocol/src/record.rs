@@ -123,6 +123,15 @@ pub enum Stop {
         /// The margin, a fraction (0.05 is 5 %).
         margin: f64,
     },
+    /// It tied the race's best (`--decide` with `--tie-margin`): the confidence interval of
+    /// its median against the best's lay within `margin` of it on both sides, so more samples
+    /// could not rank the two further apart than that.
+    Tied {
+        /// The median it tied, in seconds.
+        best: f64,
+        /// The equivalence margin, a fraction (0.01 is 1 %).
+        margin: f64,
+    },
 }
 
 impl Stop {
@@ -132,6 +141,7 @@ impl Stop {
             Stop::Criterion => StopReason::Criterion,
             Stop::Timeout => StopReason::Timeout,
             Stop::Raced { .. } => StopReason::Raced,
+            Stop::Tied { .. } => StopReason::Tied,
         }
     }
 }
@@ -152,19 +162,23 @@ pub enum StopReason {
     /// `check --remeasure` measured it again, interleaved with base in one process, until its
     /// verdict against the baseline was settled or its sample budget was spent.
     Remeasured,
+    /// It tied the best so far within the equivalence margin (`--tie-margin`) before its
+    /// criterion was met: measured until the difference was resolved to lie within it.
+    Tied,
 }
 
 impl StopReason {
     /// Every reason.
-    pub const ALL: [StopReason; 5] = [
+    pub const ALL: [StopReason; 6] = [
         StopReason::Criterion,
         StopReason::Timeout,
         StopReason::Raced,
         StopReason::Screened,
         StopReason::Remeasured,
+        StopReason::Tied,
     ];
 
-    /// The stable name: `criterion`, `timeout`, `raced`, `screened` or `remeasured`.
+    /// The stable name: `criterion`, `timeout`, `raced`, `screened`, `remeasured` or `tied`.
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Criterion => "criterion",
@@ -172,6 +186,7 @@ impl StopReason {
             StopReason::Raced => "raced",
             StopReason::Screened => "screened",
             StopReason::Remeasured => "remeasured",
+            StopReason::Tied => "tied",
         }
     }
 

@@ -183,10 +183,14 @@ fn raced() -> Stop {
 
 /// Every stop reason; the match makes a new variant a compile error here until it is added.
 fn stops() -> Vec<Stop> {
-    let all = vec![Stop::Criterion, Stop::Timeout, raced()];
+    let tied = Stop::Tied {
+        best: 0.000_061_035_156_25,
+        margin: 0.015_625,
+    };
+    let all = vec![Stop::Criterion, Stop::Timeout, raced(), tied];
     for s in &all {
         match s {
-            Stop::Criterion | Stop::Timeout | Stop::Raced { .. } => {}
+            Stop::Criterion | Stop::Timeout | Stop::Raced { .. } | Stop::Tied { .. } => {}
         }
     }
     all

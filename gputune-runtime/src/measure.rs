@@ -68,6 +68,16 @@ impl Default for ColdSettings {
 /// must be slower than the best's upper bound by more than their own spread (their noise),
 /// and by [`Race::TIE_THRESHOLD`] besides (drift within a process). A race may stop a state
 /// before `--min-samples`; the stopping criterion may not.
+///
+/// Under `--decide` with an equivalence margin ([`Race::tie`], `--tie-margin`), a state also
+/// stops once its difference from the best is resolved to lie *within* the margin: at a
+/// decision point, with `--min-samples` in, the ratio of the two medians' confidence bounds
+/// (`Z` standard errors each) lies within `1 ± tie` on both sides ([`Race::tied`]). A finalist
+/// that ties the leader then stops where it would otherwise run to its criterion (seconds, for
+/// a noisy kernel the criterion never calls converged), and the ranking of the two is known to
+/// within the margin. One that is resolved to be faster than the best is not stopped: it is the
+/// new best, which later variants race against, and is measured in full.
+/// [`Race::lost`] is the difference resolved beyond the best's bound.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Race {
     /// Median GPU time of the fastest variant so far for this state, seconds.
@@ -78,6 +88,13 @@ pub struct Race {
     /// `--decide Z`: compare confidence bounds of the two medians, `Z` standard errors wide,
     /// instead of the state's first quartile with a fixed margin.
     pub confidence: Option<f64>,
+    /// Under `--decide`, how far below `best` the best's lower confidence bound lies
+    /// (relative, as `margin` is above it): the best's interval is
+    /// `best·(1 − below) ..= best·(1 + margin)`.
+    pub below: f64,
+    /// The equivalence margin (`--tie-margin`, a fraction: 0.01 is 1 %): stop as tied once the
+    /// state's median is resolved to lie within it of `best` ([`Race::tied`]). 0: never.
+    pub tie: f64,
 }
 
 impl Race {
@@ -130,6 +147,27 @@ impl Race {
         (first * k.exp2().sqrt()).round() as usize == n
     }
 
+    /// Whether `samples` (the kept GPU times so far) tie the best at this count: under
+    /// `--decide Z` with a margin, at a decision point, the state's median interval against
+    /// the best's puts their ratio within `1 ± tie`: `lower / best_upper ≥ 1 − tie` and
+    /// `upper / best_lower ≤ 1 + tie`.
+    pub fn tied(&self, samples: &[f64]) -> bool {
+        let Some(z) = self.confidence else {
+            return false;
+        };
+        if !(self.tie > 0.0 && self.best > 0.0) || !Race::is_decision_point(samples.len()) {
+            return false;
+        }
+        let mut sorted = samples.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let (lower, upper) = crate::stats::median_interval(&sorted, z);
+        let best_lower = self.best * (1.0 - self.below);
+        let best_upper = self.best * (1.0 + self.margin);
+        best_lower > 0.0
+            && lower >= best_upper * (1.0 - self.tie)
+            && upper <= best_lower * (1.0 + self.tie)
+    }
+
     /// The early look: the fastest sample is behind the best's upper bound by more than the
     /// samples' own spread and [`Race::TIE_THRESHOLD`].
     fn far_behind(&self, samples: &[f64]) -> bool {
@@ -159,6 +197,9 @@ pub struct ColdMeasurement {
     /// The race this state lost, if it did ([`ColdSettings::race`]): it stopped early, clearly
     /// slower than that best.
     pub raced: Option<Race>,
+    /// The race whose best this state tied ([`Race::tied`]): it stopped once its difference
+    /// from that best was resolved to lie within the equivalence margin.
+    pub tied: Option<Race>,
     /// Wall time of the whole loop, warm-up included, seconds.
     pub wall_time: f64,
 }
@@ -206,6 +247,7 @@ pub fn measure_cold_with_clock(
         throttled_samples: 0,
         timed_out: false,
         raced: None,
+        tied: None,
         wall_time: 0.0,
     };
     loop {
@@ -228,6 +270,13 @@ pub fn measure_cold_with_clock(
             }
             if let Some(race) = settings.race.filter(|r| r.lost(&m.gpu_times)) {
                 m.raced = Some(race);
+                break;
+            }
+            // A tie is a measurement of its own, so it takes the floor of samples a
+            // criterion would; a race's loss need not.
+            let floor = m.gpu_times.len() as u64 >= settings.min_samples;
+            if let Some(race) = settings.race.filter(|r| floor && r.tied(&m.gpu_times)) {
+                m.tied = Some(race);
                 break;
             }
         }

@@ -230,6 +230,7 @@ pub fn run_bundle(args: &RunBundle, store: &Store, out: &mut Output) -> Result<C
         let mut revision = b.revision.clone();
         if no_race {
             bench_args.decide = None;
+            bench_args.tie_margin = None;
             bench_args.race = None;
             // The code's revision, measured another way.
             let code = b

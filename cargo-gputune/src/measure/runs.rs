@@ -366,7 +366,10 @@ impl Plan<'_> {
                         // Stopped by the screening's sample count or by its early look: either
                         // way screened (the message says which).
                         if screening
-                            && matches!(row.stop, Some(StopReason::Criterion | StopReason::Raced))
+                            && matches!(
+                                row.stop,
+                                Some(StopReason::Criterion | StopReason::Raced | StopReason::Tied)
+                            )
                         {
                             row.stop = Some(StopReason::Screened);
                         }
@@ -529,18 +532,24 @@ impl Plan<'_> {
     }
 }
 
-/// The note for a state that lost the race (`--race`): it is measured, but not in full.
+/// The note for a state that lost the race (`--race`) or tied its best (`--tie-margin`): it is
+/// measured, but not in full.
 fn raced(st: &StateRecord) -> Option<String> {
-    let Some(Stop::Raced { best, margin }) = st.stop else {
-        return None;
-    };
     let samples = st.samples.as_ref().map_or(0, |s| s.gpu.len());
-    Some(format!(
-        "raced: stopped after {samples} samples, more than {:.0} % slower than the best so far \
-         ({:.3} us)",
-        margin * 100.0,
-        best * 1e6
-    ))
+    match st.stop {
+        Some(Stop::Raced { best, margin }) => Some(format!(
+            "raced: stopped after {samples} samples, more than {:.0} % slower than the best so \
+             far ({:.3} us)",
+            margin * 100.0,
+            best * 1e6
+        )),
+        Some(Stop::Tied { best, margin }) => Some(format!(
+            "tied: stopped after {samples} samples, within {} % of the best so far ({:.3} us)",
+            margin * 100.0,
+            best * 1e6
+        )),
+        _ => None,
+    }
 }
 
 /// The store status of one streamed state.

@@ -113,7 +113,7 @@ const LEGEND: [&str; 5] = [
     "score: weighted mean of the speedups over base (base time / variant time) on the runtime workloads; > 1 is faster",
     "mins, means, maxs: smallest, mean and largest unweighted speedup over the runtime workloads",
     "time: median time (median over the runtime workloads when several); noise: relative stdev of the samples",
-    "samples: cold samples over the runtime workloads, and why measuring stopped: criterion (in full), screened (the first pass only: it could not win), raced (clearly behind a faster one), timeout, remeasured (measured again by check --remeasure)",
+    "samples: cold samples over the runtime workloads, and why measuring stopped: criterion (in full), screened (the first pass only: it could not win), raced (clearly behind a faster one), tied (within --tie-margin of the leader, resolved), timeout, remeasured (measured again by check --remeasure)",
     "sig: + significantly faster than base, - significantly slower, ~ within noise (Mann-Whitney U, p < 0.05, and a difference beyond the noise and 0.5 %)",
 ];
 

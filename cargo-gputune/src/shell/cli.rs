@@ -344,6 +344,12 @@ pub struct SearchArgs {
     /// (docs/search.md).
     #[arg(long, default_value_t = 3.0, value_name = "Z")]
     pub decide: f64,
+    /// The equivalence margin of a deciding search's finals: a finalist stops, as tied, once
+    /// its median is resolved (Z standard errors) to lie within FRACTION of the leader's on
+    /// both sides, instead of running to the stopping criterion; the winner is then within
+    /// FRACTION of the best. 0 measures every finalist to the criterion (docs/search.md).
+    #[arg(long, default_value_t = 0.01, value_name = "FRACTION")]
+    pub tie_margin: f64,
     /// Instead of deciding, race at a fixed margin: stop a variant's measurement once it is
     /// more than FRACTION slower than the fastest variant so far on the same workload (its
     /// first quartile above that best median; the bench's `--race`).
@@ -680,6 +686,7 @@ impl From<&SearchArgs> for crate::measure::search::Settings {
             bundle: s.bundle.clone(),
             batch_size: s.batch_size,
             decide: s.decide,
+            tie_margin: s.tie_margin,
             race: s.race,
             no_race: s.no_race,
             hot: s.hot,

@@ -193,6 +193,8 @@ fn race(best: f64, cost: f64) -> ColdMeasurement {
             best,
             margin: 0.05,
             confidence: None,
+            below: 0.0,
+            tie: 0.0,
         }),
         ..ColdSettings::default()
     };
@@ -210,6 +212,8 @@ fn a_clearly_slower_state_loses_the_race_at_the_first_check() {
             best: 1e-3,
             margin: 0.05,
             confidence: None,
+            below: 0.0,
+            tie: 0.0,
         })
     );
 }
@@ -227,6 +231,8 @@ fn the_race_is_checked_when_the_count_doubles_and_on_the_first_quartile() {
         best: 1.0,
         margin: 0.05,
         confidence: None,
+        below: 0.0,
+        tie: 0.0,
     };
     let slow = |n: usize| vec![1.2; n];
     assert!(!best.lost(&slow(19)));
@@ -325,6 +331,8 @@ fn decide_search(costs: &[f64], z: Option<f64>, seed: u64) -> (Vec<usize>, usize
                     best: median,
                     margin: upper / median - 1.0,
                     confidence: Some(z),
+                    below: 0.0,
+                    tie: 0.0,
                 }),
                 _ => None,
             },
@@ -386,6 +394,8 @@ fn the_early_look_drops_only_what_is_far_behind_beyond_its_own_spread() {
         best: 1.0,
         margin: 0.01,
         confidence: Some(3.0),
+        below: 0.0,
+        tie: 0.0,
     };
     // Upper bound 1.01, times the tie threshold: 1.015; times the spread of the samples.
     assert!(best.lost(&[1.10, 1.10, 1.10]));
@@ -415,6 +425,8 @@ fn a_state_far_behind_stops_after_three_samples_even_under_min_samples() {
             best: 1e-3,
             margin: 0.01,
             confidence: Some(3.0),
+            below: 0.0,
+            tie: 0.0,
         }),
         ..ColdSettings::default()
     };
@@ -472,6 +484,8 @@ fn screening(
                 best: median,
                 margin: upper / median - 1.0,
                 confidence: Some(3.0),
+                below: 0.0,
+                tie: 0.0,
             });
         }
     }
@@ -521,4 +535,171 @@ fn screening_early_never_drops_the_best_or_its_tie_and_the_test_catches_a_rule_t
         (spent as f64) < 0.85 * spent_full as f64,
         "{spent} samples against {spent_full} screening everything in full"
     );
+}
+
+/// What one simulated finals process decided.
+struct Finals {
+    /// Each variant stopped as a tie, with the leader it tied.
+    ties: Vec<(usize, usize)>,
+    /// The median of each variant that was not raced out (tied ones included).
+    medians: Vec<(usize, f64)>,
+    /// Samples taken in all.
+    samples: usize,
+}
+
+/// One simulated finals process under `--decide z` with the equivalence margin `tie`: the
+/// variants in a seeded order, each measured until its criterion (160 samples), until it
+/// loses the race against the leader (the fastest measured in full so far, as the bench's
+/// race book keeps it), or until it ties the leader.
+fn finals(costs: &[f64], z: f64, tie: f64, seed: u64) -> Finals {
+    let (sim, _) = Simulated::new(1.0, 0.0);
+    let mut leader: Option<(usize, Race)> = None;
+    let mut out = Finals {
+        ties: Vec::new(),
+        medians: Vec::new(),
+        samples: 0,
+    };
+    for v in seeded_order(costs.len(), seed) {
+        let mut device = Noisy {
+            info: sim.info.clone(),
+            cost: 1e-4 * costs[v],
+            noise: 0.01,
+            rng: seed ^ (v as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03),
+        };
+        let settings = ColdSettings {
+            race: leader.map(|(_, race)| race),
+            ..ColdSettings::default()
+        };
+        let mut full = SampleCount::new(160);
+        let m = measure_cold_with_clock(&mut device, &mut noop(), &mut full, &settings, &|| 0.0)
+            .expect("simulated device does not fail");
+        out.samples += m.gpu_times.len();
+        if m.raced.is_some() {
+            continue;
+        }
+        let mut sorted = m.gpu_times.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = crate::stats::quantile_sorted(&sorted, 0.5);
+        out.medians.push((v, median));
+        if let (Some(_), Some((l, _))) = (m.tied, leader) {
+            out.ties.push((v, l));
+            continue;
+        }
+        let (lower, upper) = crate::stats::median_interval(&sorted, z);
+        if leader.map_or(true, |(_, race)| median < race.best) {
+            leader = Some((
+                v,
+                Race {
+                    best: median,
+                    margin: upper / median - 1.0,
+                    confidence: Some(z),
+                    below: 1.0 - lower / median,
+                    tie,
+                },
+            ));
+        }
+    }
+    out
+}
+
+/// The wrong decisions of one finals process: ties whose true costs differ by more than the
+/// margin, and a winner (the fastest median, as a search ranks) more than the margin slower
+/// than the true best.
+fn wrong_decisions(costs: &[f64], f: &Finals, tie: f64) -> usize {
+    let wrong_ties = f
+        .ties
+        .iter()
+        .filter(|&&(v, l)| (costs[v] / costs[l] - 1.0).abs() > tie)
+        .count();
+    let best = costs.iter().copied().fold(f64::INFINITY, f64::min);
+    let winner = f.medians.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+    wrong_ties + usize::from(winner.map_or(true, |&(w, _)| costs[w] > best * (1.0 + tie)))
+}
+
+#[test]
+fn finalists_stop_when_tied_within_the_margin_and_the_test_catches_a_stop_that_is_wrong() {
+    // Finalists as a search meets them: the best, an exact tie, near misses inside and outside
+    // a 1 % margin, and one clearly behind; 1 % noise and one outlier in fifty.
+    let costs = [1.0, 1.0, 1.003, 1.006, 1.012, 1.015, 1.02, 1.03, 1.06];
+    let (z, tie, seeds) = (3.0, 0.01, 300);
+    let (mut wrong, mut ties, mut spent, mut spent_untied) = (0, 0, 0, 0);
+    // The same stop with its confidence mis-set (0.3 standard errors, not 3): it calls ties
+    // on noise.
+    let mut loose_wrong = 0;
+    for seed in 0..seeds {
+        let f = finals(&costs, z, tie, seed);
+        wrong += wrong_decisions(&costs, &f, tie);
+        ties += f.ties.len();
+        spent += f.samples;
+        spent_untied += finals(&costs, z, 0.0, seed).samples;
+        loose_wrong += wrong_decisions(&costs, &finals(&costs, 0.3, tie, seed), tie);
+    }
+    eprintln!(
+        "finals: {ties} ties, {wrong} wrong decisions, {spent} samples ({spent_untied} without \
+         the tie stop); mis-set: {loose_wrong} wrong decisions"
+    );
+    assert_eq!(wrong, 0, "a tie outside the margin, or a winner beyond it");
+    // The assertion above fails on a stop that decides too early.
+    assert!(
+        loose_wrong > 0,
+        "a stop with its confidence mis-set must fail this test ({loose_wrong} wrong)"
+    );
+    // The stop does stop: ties are called, and the finals take fewer samples.
+    assert!(ties >= seeds as usize, "{ties} ties in {seeds} finals");
+    assert!(
+        (spent as f64) < 0.9 * spent_untied as f64,
+        "{spent} samples against {spent_untied} without the tie stop"
+    );
+}
+
+#[test]
+fn a_tie_needs_both_intervals_inside_the_margin() {
+    let race = Race {
+        best: 1.0,
+        margin: 0.002,
+        confidence: Some(3.0),
+        below: 0.002,
+        tie: 0.01,
+    };
+    // 40 samples (a decision point) tight around 1.003: inside 1 ± 1 % with the best's bounds.
+    let close: Vec<f64> = (0..40).map(|i| 1.003 + 1e-4 * f64::from(i % 5)).collect();
+    assert!(race.tied(&close));
+    // Around 1.009: its upper bound over 0.998 · 1.01.
+    let near: Vec<f64> = close.iter().map(|t| t + 0.006).collect();
+    assert!(!race.tied(&near));
+    // Not at a count that is no decision point, nor without a margin or under `--race`.
+    assert!(!race.tied(&close[..39]));
+    assert!(!Race { tie: 0.0, ..race }.tied(&close));
+    assert!(!Race {
+        confidence: None,
+        ..race
+    }
+    .tied(&close));
+    // Faster beyond the margin is no tie either: it is the new best.
+    let faster: Vec<f64> = close.iter().map(|t| t - 0.03).collect();
+    assert!(!race.tied(&faster));
+}
+
+#[test]
+fn a_tie_takes_min_samples_and_is_reported_as_such() {
+    let (mut sim, wall) = Simulated::new(1e-3, 0.0);
+    let race = Race {
+        best: 1e-3,
+        margin: 0.001,
+        confidence: Some(3.0),
+        below: 0.001,
+        tie: 0.01,
+    };
+    let settings = ColdSettings {
+        min_samples: 20,
+        race: Some(race),
+        ..ColdSettings::default()
+    };
+    let mut full = SampleCount::new(1000);
+    let m = measure_cold_with_clock(&mut sim, &mut noop(), &mut full, &settings, &|| wall.get())
+        .expect("simulated device does not fail");
+    // Exactly the best's time: a tie at the first decision point past --min-samples.
+    assert_eq!(m.gpu_times.len(), 20);
+    assert_eq!(m.tied, Some(race));
+    assert!(m.raced.is_none());
 }

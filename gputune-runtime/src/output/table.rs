@@ -139,6 +139,8 @@ pub fn to_table(report: &RunReport) -> String {
                     " (timeout)"
                 } else if cold.raced.is_some() {
                     " (raced)"
+                } else if cold.tied.is_some() {
+                    " (tied)"
                 } else {
                     ""
                 };
@@ -266,6 +268,7 @@ mod tests {
             throttled_samples: 0,
             timed_out: false,
             raced: None,
+            tied: None,
             wall_time: 2.1e-3,
         };
         let outcome = match device {

@@ -348,14 +348,21 @@ pub fn state_record(s: &StateReport, devices: &[DeviceInfo]) -> StateRecord {
             .error
             .as_ref()
             .map(|_| o.error_kind.unwrap_or(ErrorKind::Other)),
-        stop: o.cold.as_ref().map(|c| match (c.raced, c.timed_out) {
-            (Some(r), _) => Stop::Raced {
-                best: r.best,
-                margin: r.margin,
-            },
-            (None, true) => Stop::Timeout,
-            (None, false) => Stop::Criterion,
-        }),
+        stop: o
+            .cold
+            .as_ref()
+            .map(|c| match (c.raced, c.tied, c.timed_out) {
+                (Some(r), _, _) => Stop::Raced {
+                    best: r.best,
+                    margin: r.margin,
+                },
+                (None, Some(r), _) => Stop::Tied {
+                    best: r.best,
+                    margin: r.tie,
+                },
+                (None, None, true) => Stop::Timeout,
+                (None, None, false) => Stop::Criterion,
+            }),
         verification: o.verification.as_ref().map(verification_record),
         variant: o.variant.clone(),
         criterion: o.criterion.as_ref().map(|(name, params)| CriterionRecord {

@@ -41,14 +41,19 @@ fn outcome_line(s: &StateReport) -> String {
                 g.map_or("n/a".into(), |g| output::format_duration(g.mean)),
                 c.gpu_times.len(),
                 g.map_or(f64::NAN, |g| g.stdev_relative * 100.0),
-                match (c.timed_out, c.raced) {
-                    (true, _) => ", timed out".to_string(),
-                    (false, Some(r)) => format!(
+                match (c.timed_out, c.raced, c.tied) {
+                    (true, _, _) => ", timed out".to_string(),
+                    (false, Some(r), _) => format!(
                         ", raced: more than {:.0}% slower than the best so far ({})",
                         r.margin * 100.0,
                         output::format_duration(r.best)
                     ),
-                    (false, None) => String::new(),
+                    (false, None, Some(r)) => format!(
+                        ", tied: within {}% of the best so far ({})",
+                        r.tie * 100.0,
+                        output::format_duration(r.best)
+                    ),
+                    (false, None, None) => String::new(),
                 }
             );
             if let Some(h) = &o.hot {

@@ -53,7 +53,7 @@ impl Runner {
             devices: backends.devices(),
             backends,
             events,
-            race: RaceBook::new(cli.race, cli.decide),
+            race: RaceBook::new(cli.race, cli.decide, cli.tie_margin),
             progress: Progress::new(states),
             cpu_only: cli.cpu,
             lost: None,
@@ -92,7 +92,7 @@ impl Runner {
     /// the devices, the event stream and everything the process keeps carry over.
     pub(super) fn next_pass(&mut self, exec: ExecConfig, cli: &Cli, states: usize) {
         self.exec = exec;
-        self.race = RaceBook::new(cli.race, cli.decide);
+        self.race = RaceBook::new(cli.race, cli.decide, cli.tie_margin);
         self.progress = Progress::new(states);
     }
 

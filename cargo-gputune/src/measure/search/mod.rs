@@ -73,6 +73,9 @@ pub struct Settings {
     /// both, and base beside them. 3 keeps the true best in over 99 % of searches
     /// (docs/search.md).
     pub decide: f64,
+    /// The equivalence margin of the finals (`--tie-margin`; the bench's): a finalist that
+    /// ties the leader within it stops. 0: none.
+    pub tie_margin: f64,
     /// Instead of deciding, race at a fixed margin: stop a variant's measurement once it is
     /// more than FRACTION slower than the fastest variant so far on the same workload (its
     /// first quartile above that best median; the bench's `--race`).
@@ -241,7 +244,16 @@ pub(crate) fn measurement_args(s: &Settings) -> Result<BenchArgs> {
                     s.decide
                 )))
             }
-            None => a.decide = Some(s.decide),
+            None => {
+                if !(s.tie_margin.is_finite() && (0.0..1.0).contains(&s.tie_margin)) {
+                    return Err(usage(format!(
+                        "--tie-margin must be a fraction from 0 up to 1 (0.01 is 1 %), not {}",
+                        s.tie_margin
+                    )));
+                }
+                a.decide = Some(s.decide);
+                a.tie_margin = (s.tie_margin > 0.0).then_some(s.tie_margin);
+            }
         }
     }
     Ok(a)
@@ -663,6 +675,7 @@ pub(crate) mod tests_support {
             bundle: None,
             batch_size: 256,
             decide: 3.0,
+            tie_margin: 0.01,
             race: None,
             no_race: false,
             hot: false,
@@ -675,5 +688,40 @@ pub(crate) mod tests_support {
             bench_args: Vec::new(),
             free_axes: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::settings;
+    use super::*;
+
+    #[test]
+    fn a_deciding_search_passes_its_tie_margin_and_zero_turns_it_off() {
+        let a = measurement_args(&settings()).expect("valid");
+        assert_eq!((a.decide, a.tie_margin), (Some(3.0), Some(0.01)));
+        assert!(
+            a.measurement_settings().contains(" decide=3 tie=0.01"),
+            "{}",
+            a.measurement_settings()
+        );
+        let off = Settings {
+            tie_margin: 0.0,
+            ..settings()
+        };
+        let a = measurement_args(&off).expect("valid");
+        assert_eq!((a.decide, a.tie_margin), (Some(3.0), None));
+        assert!(a.to_args().iter().all(|f| f != "--tie-margin"));
+        let racing = Settings {
+            race: Some(0.05),
+            ..settings()
+        };
+        assert_eq!(measurement_args(&racing).expect("valid").tie_margin, None);
+        let bad = Settings {
+            tie_margin: 1.5,
+            ..settings()
+        };
+        let e = measurement_args(&bad).expect_err("a usage error");
+        assert!(e.to_string().contains("--tie-margin"), "{e}");
     }
 }
