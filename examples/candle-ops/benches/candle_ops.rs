@@ -10,23 +10,24 @@ use gputune_example_candle_ops::mmvq::{
     self, launcher, matches_candle, mmvq, run, Matvec, Quant, CANDLE, Q4K, Q8_0,
 };
 use gputune_example_candle_ops::{
-    close, input_value, layernorm, layernorm_with, rmsnorm, rmsnorm_with, softmax, softmax_with,
-    Dtype, Shape, BF16, F16, F32,
+    close, layernorm, layernorm_with, rmsnorm, rmsnorm_with, row_input_value, softmax,
+    softmax_with, Dtype, Shape, BF16, F16, F32,
 };
 use gputune_runtime::cudarc::driver::{CudaSlice, CudaStream};
 use gputune_runtime::device::BackendKind;
 use gputune_runtime::{type_instances, Bench, BenchResult, BoxError, State};
 use std::sync::Arc;
 
-/// A device buffer of `n` values of stream `seed`, scaled by `scale`, as `T`.
+/// A device buffer of `n` values of stream `seed` in rows of `row` ([`row_input_value`]),
+/// scaled by `scale`, as `T`.
 fn input<T: Dtype>(
     stream: &Arc<CudaStream>,
-    n: usize,
+    (n, row): (usize, usize),
     seed: u64,
     scale: f32,
 ) -> Result<CudaSlice<T::Storage>, BoxError> {
     let host: Vec<T::Storage> = (0..n as u64)
-        .map(|i| T::from_f32(scale * input_value(seed, i)))
+        .map(|i| T::from_f32(scale * row_input_value(seed, i, row as u64)))
         .collect();
     Ok(stream.clone_htod(&host)?)
 }
@@ -74,8 +75,8 @@ fn bench_rmsnorm<T: Dtype>(state: &mut State<'_>) -> BenchResult {
     state.with_setup(
         |state| {
             let stream = &state.cuda()?.stream;
-            let x = input::<T>(stream, rows * cols, 1, 1.0)?;
-            let alpha = input::<T>(stream, cols, 2, 0.5)?;
+            let x = input::<T>(stream, (rows * cols, cols), 1, 1.0)?;
+            let alpha = input::<T>(stream, (cols, cols), 2, 0.5)?;
             let mut dst = stream.alloc_zeros::<T::Storage>(rows * cols)?;
             rmsnorm_with::<T>(
                 Shape::CANDLE_NORM,
@@ -106,9 +107,9 @@ fn bench_layernorm<T: Dtype>(state: &mut State<'_>) -> BenchResult {
     state.with_setup(
         |state| {
             let stream = &state.cuda()?.stream;
-            let x = input::<T>(stream, rows * cols, 3, 1.0)?;
-            let alpha = input::<T>(stream, cols, 4, 0.5)?;
-            let beta = input::<T>(stream, cols, 5, 0.25)?;
+            let x = input::<T>(stream, (rows * cols, cols), 3, 1.0)?;
+            let alpha = input::<T>(stream, (cols, cols), 4, 0.5)?;
+            let beta = input::<T>(stream, (cols, cols), 5, 0.25)?;
             let mut dst = stream.alloc_zeros::<T::Storage>(rows * cols)?;
             let inputs = (&x, &alpha, &beta);
             layernorm_with::<T>(Shape::CANDLE_NORM, stream, inputs, &mut dst, (rows, cols))?;
@@ -130,7 +131,7 @@ fn bench_softmax<T: Dtype>(state: &mut State<'_>) -> BenchResult {
         |state| {
             let stream = &state.cuda()?.stream;
             // Attention scores and logits: spread enough that the maximum matters.
-            let x = input::<T>(stream, rows * cols, 6, 4.0)?;
+            let x = input::<T>(stream, (rows * cols, cols), 6, 4.0)?;
             let mut dst = stream.alloc_zeros::<T::Storage>(rows * cols)?;
             softmax_with::<T>(Shape::CANDLE_SOFTMAX, stream, &x, &mut dst, (rows, cols))?;
             let reference = values::<T>(stream, &dst)?;

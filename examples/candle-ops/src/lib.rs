@@ -350,6 +350,15 @@ pub fn input_value(seed: u64, i: u64) -> f32 {
     ((z >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
 }
 
+/// [`input_value`] for element `i` of a matrix in rows of `row` elements, each row on its own
+/// scale and offset (×1 to ×3.25, −1 to +1): a launch that mixes two rows' sums (a warp
+/// across rows, partial sums of one row reduced with another's) gives answers far from
+/// candle's, where rows of one distribution would agree by chance within the tolerance.
+pub fn row_input_value(seed: u64, i: u64, row: u64) -> f32 {
+    let r = i / row.max(1);
+    (1.0 + (r % 4) as f32 * 0.75) * input_value(seed, i) + ((r % 3) as f32 - 1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,5 +408,14 @@ mod tests {
         assert_eq!(close(&[1.0, 2.0], &[1.0, 2.0001], 1e-3), Ok(()));
         assert!(close(&[1.0, 2.1], &[1.0, 2.0], 1e-3).is_err());
         assert!(close(&[f32::NAN], &[1.0], 1e-3).is_err());
+        // Rows differ in scale and offset; one row is the plain stream shifted.
+        let mean = |r: u64| {
+            (0..512)
+                .map(|c| row_input_value(1, r * 512 + c, 512))
+                .sum::<f32>()
+                / 512.0
+        };
+        assert!((mean(0) - mean(1)).abs() > 0.5, "{} {}", mean(0), mean(1));
+        assert_eq!(row_input_value(1, 7, 1 << 20), input_value(1, 7) - 1.0);
     }
 }

@@ -287,6 +287,11 @@ pub fn analyse(g: &Group, buckets: Vec<Bucket>) -> Analysis {
             // Every variant measured ok on all of the bucket's workloads, scored on them.
             let mut best: (f64, &str) = (1.0, "base");
             for (label, ms) in &g.variants {
+                // A variant that computed a wrong answer anywhere is no winner anywhere: its
+                // right answers elsewhere may be luck of the inputs.
+                if ms.iter().any(|m| m.status == Status::VerifyFailed) {
+                    continue;
+                }
                 let mine = within(ms, &bucket);
                 let ok = mine.iter().filter(|m| m.status == Status::Ok).count();
                 if label == "base" || ok < bucket.workloads.len() || ok == 0 {

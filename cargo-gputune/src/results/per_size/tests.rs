@@ -159,3 +159,25 @@ fn the_report_shows_what_one_winner_costs_per_workload() {
     );
     assert!(report::render(&one, Format::Table).contains("1 group measured one runtime workload"));
 }
+
+#[test]
+fn a_variant_wrong_at_one_size_wins_at_none() {
+    // a_1 wins the small sizes, but computed a wrong answer at 2^28: it runs nowhere.
+    let mut rows: Vec<Measurement> = Vec::new();
+    for exp in [16, 20, 24, 28] {
+        rows.push(row("base", exp, 1.0, 1.0));
+        let mut a1 = row("a_1", exp, 0.5, 1.0);
+        if exp == 28 {
+            a1.status = Status::VerifyFailed;
+        }
+        rows.push(a1);
+    }
+    let g = groups(rows, false).remove(0);
+    let a = analyse(&g, size_buckets(&g, "Elements").expect("sizes"));
+    assert!(
+        a.choices
+            .iter()
+            .all(|c| c.chosen == "base" && c.best == "base"),
+        "{a:?}"
+    );
+}
