@@ -19,30 +19,11 @@ fn ran<R>(function: &str, call: impl FnOnce() -> R) -> (R, String) {
 fn each_shape_runs_its_winner_on_the_gpu_it_won_on_and_candle_s_launch_elsewhere() {
     std::env::set_var("GPUTUNE_DEVICE", "NVIDIA H200");
     std::env::set_var("GPUTUNE_ARCH", "sm_90");
-    // Prefill's attention: 32 heads × 512 queries over 512 keys, two rows a block.
-    let (shape, label) = ran("softmax", || softmax::<BF16>((16384, 512)));
-    assert_eq!(
-        shape,
-        Shape {
-            threads: 32,
-            rows: 2
-        }
-    );
-    assert_eq!(label, "row_threads_32.rows_per_block_2");
-    // A decode step over 512 keys: candle's one warp a row, as applied there.
-    assert_eq!(softmax::<BF16>((32, 512)), Shape::CANDLE_SOFTMAX);
-    // The same shape in another type, a shape nothing was applied for: candle's.
-    assert_eq!(softmax::<F32>((16384, 512)), Shape::CANDLE_SOFTMAX);
-    assert_eq!(
-        softmax::<BF16>((512, 16384)),
-        Shape::CANDLE_SOFTMAX,
-        "not the transpose"
-    );
-    assert_eq!(
-        rmsnorm::<BF16>((512, 4096)),
-        Shape::CANDLE_NORM,
-        "nothing beat candle's"
-    );
+    // Nothing beat candle's norm and softmax launches (two rows a softmax block was faster,
+    // and wrong: verify_failed), so they run candle's at every shape.
+    assert_eq!(softmax::<BF16>((16384, 512)), Shape::CANDLE_SOFTMAX);
+    assert_eq!(softmax::<F32>((32, 513)), Shape::CANDLE_SOFTMAX);
+    assert_eq!(rmsnorm::<BF16>((512, 4096)), Shape::CANDLE_NORM);
 
     // The vocabulary's matrix takes 2 warps and 2 rows a block, k and v's 1024 rows 8 warps;
     // the same 4096 columns at another height, and Q8_0, candle's launch.
