@@ -28,7 +28,7 @@ use gputune_protocol::Status;
 
 use crate::results::{self, Group};
 use crate::strategy::StrategyKind;
-use crate::strategy::{self, Params, Strategy};
+use crate::strategy::{self, Params, Settings, Strategy};
 
 pub use table::{quartiles, table, to_json};
 
@@ -198,12 +198,24 @@ pub struct Limits {
 
 /// Replays `kind` with `seed` on `rec`.
 pub fn replay(rec: &Recorded, kind: StrategyKind, seed: u64, limits: Limits) -> Result<Run> {
-    let mut strategy = strategy::build(
+    replay_settings(rec, kind, seed, limits, Settings::default())
+}
+
+/// Replays `kind` with `seed` and the guided strategies' `settings` on `rec`.
+pub fn replay_settings(
+    rec: &Recorded,
+    kind: StrategyKind,
+    seed: u64,
+    limits: Limits,
+    settings: Settings,
+) -> Result<Run> {
+    let mut strategy = strategy::build_with(
         kind,
         seed,
         limits.max_evals,
         rec.params.clone(),
         rec.space.len(),
+        settings,
     );
     replay_with(rec, strategy.as_mut(), seed, limits)
 }

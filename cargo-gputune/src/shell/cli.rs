@@ -203,6 +203,10 @@ pub struct ReplayArgs {
     /// batch as large as the space leaves a strategy nothing to choose.
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub batch_size: usize,
+    /// The guided strategies' settings, `key=value,…` over the defaults (`docs/strategies.md`
+    /// lists them): how the fold procedure tries candidates without a rebuild.
+    #[arg(long, default_value = "", value_name = "KEY=VALUE,…")]
+    pub settings: String,
     /// Output format: table or json.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,

@@ -198,6 +198,8 @@ fn replay_command(
             "replay prints --format table or json".into(),
         )));
     }
+    let settings = crate::strategy::Settings::parse(&r.settings)
+        .map_err(|e| anyhow::Error::new(Usage(format!("--settings: {e}"))))?;
     let (path, selected) = read_path(ws, args)?;
     let (store, groups) = results_at(&path, selected.as_deref())?;
     let specs = plot::specs(&groups, &store)?;
@@ -234,7 +236,7 @@ fn replay_command(
             ));
         }
         let runs = (r.seed..r.seed.saturating_add(r.seeds))
-            .map(|seed| replay::replay(&record, r.strategy, seed, limits))
+            .map(|seed| replay::replay_settings(&record, r.strategy, seed, limits, settings))
             .collect::<Result<Vec<_>>>()?;
         replayed.push(replay::Replayed { record, runs });
     }

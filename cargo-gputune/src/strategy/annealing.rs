@@ -11,12 +11,6 @@ use rand::Rng;
 use super::space::{random_unevaluated, Batch, Params, Walk};
 use super::Strategy;
 
-/// The starting temperature, relative to the current score: at first a move 10 % worse is
-/// taken with probability e^(-0.1/0.2) ≈ 0.6.
-const T0: f64 = 0.2;
-/// The cooling per evaluation.
-const ALPHA: f64 = 0.95;
-
 /// Simulated annealing.
 pub struct Annealing {
     walk: Walk,
@@ -26,16 +20,28 @@ pub struct Annealing {
     pending: Vec<usize>,
     /// Evaluations seen, for the temperature.
     seen: usize,
+    /// The starting temperature, relative to the current score.
+    t0: f64,
+    /// The cooling per evaluation.
+    alpha: f64,
 }
 
 impl Annealing {
-    /// Over `params`, with `seed`.
+    /// Over `params`, with `seed`, starting at a temperature of 0.2 (a move 10 % worse is
+    /// at first taken with probability e^(-0.1/0.2) ≈ 0.6) that cools by 0.95 an evaluation.
     pub fn new(params: Params, seed: u64) -> Annealing {
+        Annealing::with(params, seed, 0.2, 0.95)
+    }
+
+    /// Over `params`, with `seed`, the starting temperature `t0` and the cooling `alpha`.
+    pub fn with(params: Params, seed: u64, t0: f64, alpha: f64) -> Annealing {
         Annealing {
             walk: Walk::new(params, seed),
             current: None,
             pending: Vec::new(),
             seen: 0,
+            t0,
+            alpha,
         }
     }
 }
@@ -51,6 +57,7 @@ impl Strategy for Annealing {
         scored: &BTreeMap<String, Option<f64>>,
         count: usize,
     ) -> Vec<String> {
+        let (t0, alpha) = (self.t0, self.alpha);
         let (ix, rng, evaluated) = self.walk.view(space, scored);
         // Consider the moves whose scores came back, in the order they were proposed. A
         // `None` is a failure, or, in a pipelined search, a point still running: the walk
@@ -65,7 +72,7 @@ impl Strategy for Annealing {
                         None => true,
                         Some((_, c)) if s >= c => true,
                         Some((_, c)) => {
-                            let t = T0 * ALPHA.powi(self.seen as i32);
+                            let t = t0 * alpha.powi(self.seen as i32);
                             let worse = (c - s) / c.abs().max(f64::MIN_POSITIVE);
                             rng.random_bool((-worse / t.max(1e-12)).exp().clamp(0.0, 1.0))
                         }

@@ -12,8 +12,6 @@ use rand_chacha::ChaCha8Rng;
 use super::space::{Batch, Params, Walk};
 use super::Strategy;
 
-/// Individuals that breed.
-const POPULATION: usize = 16;
 /// Scored points needed before breeding; until then the batch is random.
 const FOUNDERS: usize = 4;
 /// Attempts per wanted child before the batch is filled at random (a converged population
@@ -23,13 +21,21 @@ const TRIES: usize = 20;
 /// The genetic algorithm.
 pub struct Genetic {
     walk: Walk,
+    /// Individuals that breed.
+    population: usize,
 }
 
 impl Genetic {
-    /// Over `params`, with `seed`.
+    /// Over `params`, with `seed` and a population of 16.
     pub fn new(params: Params, seed: u64) -> Genetic {
+        Genetic::with(params, seed, 16)
+    }
+
+    /// Over `params`, with `seed` and `population` individuals that breed.
+    pub fn with(params: Params, seed: u64, population: usize) -> Genetic {
         Genetic {
             walk: Walk::new(params, seed),
+            population: population.max(2),
         }
     }
 }
@@ -45,6 +51,7 @@ impl Strategy for Genetic {
         scored: &BTreeMap<String, Option<f64>>,
         count: usize,
     ) -> Vec<String> {
+        let keep = self.population;
         let (ix, rng, evaluated) = self.walk.view(space, scored);
         let mut population: Vec<(usize, f64)> = evaluated
             .iter()
@@ -54,7 +61,7 @@ impl Strategy for Genetic {
             .collect();
         // Best first; ties by index, so that the order does not depend on the map's.
         population.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        population.truncate(POPULATION);
+        population.truncate(keep);
         let mut batch = Batch::new(&evaluated, count);
         if population.len() >= FOUNDERS {
             // A tournament of two: the better of two random individuals (the population

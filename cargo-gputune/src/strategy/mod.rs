@@ -9,6 +9,7 @@ mod annealing;
 mod forest;
 mod genetic;
 mod knn;
+mod settings;
 pub mod space;
 mod surrogate;
 
@@ -16,6 +17,7 @@ use std::collections::BTreeMap;
 
 pub use annealing::Annealing;
 pub use genetic::Genetic;
+pub use settings::{Settings, SettingsError};
 pub use space::Params;
 pub use surrogate::Surrogate;
 
@@ -65,13 +67,32 @@ pub fn build(
     params: Params,
     space_size: usize,
 ) -> Box<dyn Strategy> {
+    build_with(
+        kind,
+        seed,
+        max_evals,
+        params,
+        space_size,
+        Settings::default(),
+    )
+}
+
+/// As [`build`], with `settings` for the guided strategies (`replay --settings`).
+pub fn build_with(
+    kind: StrategyKind,
+    seed: u64,
+    max_evals: Option<usize>,
+    params: Params,
+    space_size: usize,
+    settings: Settings,
+) -> Box<dyn Strategy> {
     use StrategyKind as K;
     match kind {
         K::Exhaustive => Box::new(Exhaustive::new(seed)),
         K::Random => Box::new(Random::new(seed, max_evals.unwrap_or(space_size))),
-        K::Genetic => Box::new(Genetic::new(params, seed)),
-        K::Annealing => Box::new(Annealing::new(params, seed)),
-        K::Surrogate => Box::new(Surrogate::new(params, seed)),
+        K::Genetic => Box::new(Genetic::with(params, seed, settings.population)),
+        K::Annealing => Box::new(Annealing::with(params, seed, settings.t0, settings.alpha)),
+        K::Surrogate => Box::new(Surrogate::with(params, seed, settings)),
     }
 }
 

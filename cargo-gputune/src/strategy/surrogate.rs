@@ -17,29 +17,10 @@ use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
 use super::forest::{Forest, Growth};
 use super::knn::Knn;
+use super::settings::Settings;
 use super::space::{Batch, Indexed, Params, Walk};
 use super::Strategy;
 
-/// Scored points before the model is trusted; until then the batch is random.
-const INITIAL: usize = 6;
-/// The model's trees and their smallest leaf.
-const GROWTH: Growth = Growth {
-    trees: 16,
-    min_leaf: 1,
-};
-/// The share of rounds whose picks are local: among the points one parameter away (by any
-/// value) from the best point so far whose neighbours are not all evaluated, rather than
-/// anywhere in the space. The model alone explores too much on spaces of many parameters;
-/// the community's strongest strategies (tabu search, annealing, variable neighbourhood
-/// search) are local.
-const LOCAL_SHARE: f64 = 0.7;
-/// The share of the other (global) rounds whose picks are within [`REGION`] parameters of the
-/// best point so far rather than anywhere: a trust region around the best. On GEMM the best
-/// point of the first few dozen evaluations is often three or four parameters from the
-/// optimum's basin, too far for the one-parameter walk and a small target in 17,956 points.
-const REGION_SHARE: f64 = 0.25;
-/// How many parameters a point of the trust region may differ from the best in.
-const REGION: usize = 4;
 /// Candidates scored per pick at most (a seeded random subset of a larger space): every
 /// point of the community's largest spaces (17,956) is considered.
 const CANDIDATES: usize = 24_576;
@@ -47,18 +28,6 @@ const CANDIDATES: usize = 24_576;
 /// taken as observed ("kriging believer"), so that one batch spreads instead of crowding one
 /// optimum; the rest of a large batch follows the last ranking, to keep the cost bounded.
 const BELIEVED: usize = 4;
-/// The share of rounds whose model is k nearest neighbours rather than the tree ensemble.
-/// Neither wins alone: the neighbours' smooth interpolation finds the optimum's basin on the
-/// fifteen coupled parameters of the GEMM spaces sooner, the trees' boxes follow the cliffs of
-/// the convolution and point-in-polygon spaces, and the trees alone stall on a GEMM local
-/// optimum that the neighbours' expected improvement leaves. Taking turns (rather than
-/// averaging the two predictions, which stalled on the convolution) keeps each model's own
-/// ranking.
-const KNN_SHARE: f64 = 0.5;
-/// Neighbours a k-nearest-neighbour prediction averages.
-const K: usize = 4;
-/// How much worse than the worst score a failure is taken to be, in log units.
-const FAILURE_PENALTY: f64 = 1.0;
 /// A floor under the model's uncertainty, in log units: trees that agree exactly on a point
 /// they never saw are not certain of it.
 const SD_FLOOR: f64 = 1e-3;
@@ -75,15 +44,31 @@ pub struct Surrogate {
     walk: Walk,
     seed: u64,
     rounds: u64,
+    settings: Settings,
+    /// The points the model picked, and those picked at random (the start, the hedge's
+    /// rounds, the fill), for the hedge's proof.
+    guided: Vec<usize>,
+    chance: Vec<usize>,
+    /// The best score seen, and how many points were evaluated when it was first seen.
+    best: (f64, usize),
 }
 
 impl Surrogate {
-    /// Over `params`, with `seed`.
+    /// Over `params`, with `seed` and the default settings.
     pub fn new(params: Params, seed: u64) -> Surrogate {
+        Surrogate::with(params, seed, Settings::default())
+    }
+
+    /// Over `params`, with `seed` and `settings`.
+    pub fn with(params: Params, seed: u64, settings: Settings) -> Surrogate {
         Surrogate {
             walk: Walk::new(params, seed),
             seed,
             rounds: 0,
+            settings,
+            guided: Vec::new(),
+            chance: Vec::new(),
+            best: (f64::NEG_INFINITY, 0),
         }
     }
 }
@@ -134,6 +119,67 @@ fn walk_neighbourhood(
         .unwrap_or_default()
 }
 
+/// The share of pairs (one point of `guided`, one of `chance`, both evaluated) in which the
+/// guided point scored higher, a tie counting half, a failure below every score: the
+/// Mann–Whitney proportion, 0.5 when the model's picks are no better than chance. `None`
+/// while either side has fewer than `least` evaluated points.
+fn beats_chance(
+    evaluated: &[Option<Option<f64>>],
+    guided: &[usize],
+    chance: &[usize],
+    least: usize,
+) -> Option<f64> {
+    let values = |points: &[usize]| -> Vec<f64> {
+        let mut v: Vec<f64> = points
+            .iter()
+            .filter_map(|&i| evaluated[i])
+            .map(|s| s.unwrap_or(f64::NEG_INFINITY))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let (g, c) = (values(guided), values(chance));
+    if g.len() < least || c.len() < least {
+        return None;
+    }
+    // For each guided value, the chance values below it and those equal to it.
+    let mut wins = 0.0;
+    for v in &g {
+        let below = c.partition_point(|x| x < v);
+        let equal = c[below..].partition_point(|x| x <= v);
+        wins += below as f64 + 0.5 * equal as f64;
+    }
+    Some(wins / (g.len() * c.len()) as f64)
+}
+
+impl Surrogate {
+    /// The share of this round's picks to make at random: `explore` always, and `fallback`
+    /// more while the model's picks have not beaten the random ones (`proof`) or the run has
+    /// stalled (`stall` evaluations without a better point); and whether it has stalled.
+    fn chance_share(&mut self, evaluated: &[Option<Option<f64>>]) -> (f64, bool) {
+        let s = self.settings;
+        let n = evaluated.iter().filter(|e| e.is_some()).count();
+        let best = evaluated
+            .iter()
+            .filter_map(|e| (*e)?)
+            .fold(f64::NEG_INFINITY, f64::max);
+        if best > self.best.0 {
+            self.best = (best, n);
+        }
+        let stalled = s.stall > 0 && n.saturating_sub(self.best.1) >= s.stall;
+        if s.fallback <= 0.0 {
+            return (s.explore, stalled);
+        }
+        let proved = beats_chance(evaluated, &self.guided, &self.chance, 4)
+            .is_some_and(|share| share >= s.proof);
+        if stalled || !proved {
+            ((s.explore + s.fallback).min(1.0), stalled)
+        } else {
+            (s.explore, stalled)
+        }
+    }
+}
+
 impl Strategy for Surrogate {
     fn name(&self) -> &'static str {
         "surrogate"
@@ -149,6 +195,10 @@ impl Strategy for Surrogate {
         // start and fill draw the same points whatever the model did.
         let mut tree_rng = round_rng(self.seed, self.rounds);
         self.rounds += 1;
+        let settings = self.settings;
+        let (_, _, evaluated) = self.walk.view(space, scored);
+        let (share, stalled) = self.chance_share(&evaluated);
+        let at_random = share > 0.0 && tree_rng.random_bool(share);
         let (ix, rng, evaluated) = self.walk.view(space, scored);
         let logs: Vec<f64> = evaluated
             .iter()
@@ -157,7 +207,7 @@ impl Strategy for Surrogate {
             .map(f64::ln)
             .collect();
         let mut batch = Batch::new(&evaluated, count);
-        if logs.len() >= INITIAL {
+        if logs.len() >= settings.initial && !at_random {
             let best = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let worst = logs.iter().copied().fold(f64::INFINITY, f64::min);
             let mut x: Vec<Vec<f64>> = Vec::new();
@@ -169,7 +219,7 @@ impl Strategy for Surrogate {
                 x.push(u);
                 y.push(match s {
                     Some(v) if *v > 0.0 => v.ln(),
-                    _ => worst - FAILURE_PENALTY,
+                    _ => worst - settings.failure_penalty,
                 });
             }
             let mut candidates: Vec<(usize, Vec<f64>)> = (0..ix.labels.len())
@@ -183,7 +233,11 @@ impl Strategy for Surrogate {
             let mut ranked: Vec<(usize, f64, f64)> = Vec::new();
             // Fitted whichever model the round draws (it costs a millisecond), so that the
             // draws that follow come from the same place in the generator's stream.
-            let mut forest = Forest::fit(&x, &y, GROWTH, &mut tree_rng);
+            let growth = Growth {
+                trees: settings.trees,
+                min_leaf: 1,
+            };
+            let mut forest = Forest::fit(&x, &y, growth, &mut tree_rng);
             // The local rounds search the one-parameter neighbours of the best point whose
             // neighbourhood is not used up yet: the best so far, and once all of its
             // neighbours were evaluated, the next best (a best-first walk, as tabu search's
@@ -200,17 +254,35 @@ impl Strategy for Surrogate {
             // the RTX 2080 Ti) have a better point two parameters away (coupled by divisibility
             // constraints: a vector width and a thread count) that the next best's neighbours
             // do not reach.
-            let local = walk_neighbourhood(ix, &evaluated, &incumbents);
-            let go_local = !local.is_empty() && tree_rng.random_bool(LOCAL_SHARE);
-            let model = if tree_rng.random_bool(KNN_SHARE) {
+            //
+            // A run that has stalled walks on from another basin: the best points at least
+            // `basin` parameters from the best (the hedge's second chance at a needle that
+            // the best point's basin does not reach).
+            let mut local = HashSet::new();
+            if stalled && settings.basin > 0 {
+                if let Some(&(b, _)) = incumbents.first() {
+                    let near = ix.within(b, settings.basin - 1, incumbents.iter().map(|p| p.0));
+                    let others: Vec<(usize, f64)> = incumbents
+                        .iter()
+                        .filter(|p| !near.contains(&p.0))
+                        .copied()
+                        .collect();
+                    local = walk_neighbourhood(ix, &evaluated, &others);
+                }
+            }
+            if local.is_empty() {
+                local = walk_neighbourhood(ix, &evaluated, &incumbents);
+            }
+            let go_local = !local.is_empty() && tree_rng.random_bool(settings.local_share);
+            let model = if tree_rng.random_bool(settings.knn_share) {
                 Model::Knn
             } else {
                 Model::Forest
             };
             // A global round searches the whole space or, in some rounds, the trust region.
             let region: HashSet<usize> = match incumbents.first() {
-                Some(&(b, _)) if !go_local && tree_rng.random_bool(REGION_SHARE) => {
-                    ix.within(b, REGION, candidates.iter().map(|(i, _)| *i))
+                Some(&(b, _)) if !go_local && tree_rng.random_bool(settings.region_share) => {
+                    ix.within(b, settings.region, candidates.iter().map(|(i, _)| *i))
                 }
                 _ => HashSet::new(),
             };
@@ -219,9 +291,9 @@ impl Strategy for Surrogate {
             for pick in 0..count.min(candidates.len()) {
                 if pick < BELIEVED || ranked.is_empty() {
                     if pick > 0 {
-                        forest = Forest::fit(&x, &y, GROWTH, &mut tree_rng);
+                        forest = Forest::fit(&x, &y, growth, &mut tree_rng);
                     }
-                    let knn = Knn::new(&x, &y, K);
+                    let knn = Knn::new(&x, &y, settings.k);
                     ranked = candidates
                         .iter()
                         .filter(|(i, _)| !batch.points.contains(i))
@@ -249,7 +321,10 @@ impl Strategy for Surrogate {
                 }
             }
         }
+        let picked = batch.points.len();
         batch.fill_random(rng);
+        self.guided.extend(&batch.points[..picked]);
+        self.chance.extend(&batch.points[picked..]);
         batch.labels(ix)
     }
 }
