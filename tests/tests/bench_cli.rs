@@ -61,7 +61,7 @@ fn list_describes_benches_and_axes() {
     let out = run(reduce(), &["--list"]);
     assert!(out.status.success());
     let doc: Value = serde_json::from_slice(&out.stdout).expect("--list prints JSON");
-    assert_eq!(doc["protocol"], 9);
+    assert_eq!(doc["protocol"], gputune_protocol::PROTOCOL_VERSION);
     let b = &doc["benchmarks"][0];
     assert_eq!(b["name"], "reduce");
     assert_eq!(b["backend"], "cpu");
@@ -107,7 +107,7 @@ fn a_run_writes_nvbench_layout_json_with_raw_samples() {
     assert!(table.contains("| T{ct} | Elements{io} |"), "{table}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written"))
         .expect("valid JSON");
-    assert_eq!(doc["meta"]["protocol"], 9);
+    assert_eq!(doc["meta"]["protocol"], gputune_protocol::PROTOCOL_VERSION);
     assert!(doc["meta"]["argv"].as_array().is_some_and(|a| a.len() > 5));
     assert_eq!(doc["devices"][0]["backend"], "cpu");
     let states = doc["benchmarks"][0]["states"].as_array().expect("states");
