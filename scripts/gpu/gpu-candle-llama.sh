@@ -7,7 +7,7 @@
 # (each process loads its own and frees it when it exits). Writes $OUT/llama/: one JSON and
 # one log per process, summary.txt (median and range over every run of a binary), gpu.txt,
 # libs.txt (the libraries the binaries load) and gputune.toml (the winners the tuned one holds).
-#   OUT=DIR [RUNS=5] [ROUNDS=2] [DECODE=64] [MODELS="bf16 f16 q4k"] [LAYERS=32] \
+#   OUT=DIR [RUNS=5] [ROUNDS=2] [DECODE=64] [MODELS="bf16 f16 q4k"] [LAYERS=32] [CAPTURE=1] \
 #     bash .gpu/gpu-candle-llama.sh
 # Built by `bash scripts/gpu/build-gpu.sh candle-llama`.
 set -uo pipefail
@@ -80,6 +80,17 @@ for model in $models; do
   done
 done
 
+# CAPTURE=1: the tuned binary once more per model (one run, not timed) with GPUTUNE_CAPTURE,
+# so that the lookups record the launches this application makes (issue 45's capture, from the
+# real program): $OUT/llama/captures, for `cargo gputune search --captured`.
+if [ "${CAPTURE:-0}" = 1 ]; then
+  for model in $models; do
+    GPUTUNE_CAPTURE=$out/captures "$bin/candle-llama-tuned" --model "$model" --layers "$layers" \
+      --runs 1 --decode "$decode" > "$out/$model-capture.txt" 2>&1 \
+      || { status=1; tail -5 "$out/$model-capture.txt"; }
+  done
+fi
+
 python3 - "$out" << 'EOF' | tee "$out/summary.txt"
 import glob, json, os, statistics, sys
 out = sys.argv[1]
@@ -90,6 +101,7 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     r = rows.setdefault((d["model"], d["build"]), {"prefill": [], "decode": [], "gpu": d["gpu"]})
     r["prefill"] += [x["prefill_tokens_per_s"] for x in d["runs"]]
     r["decode"] += [x["decode_tokens_per_s"] for x in d["runs"]]
+    r.setdefault("abs", []).append((d.get("logits_checksum") or {}).get("abs_sum"))
 def show(v):
     return f"{statistics.median(v):.1f} ({min(v):.1f}–{max(v):.1f})"
 gpus = sorted({r["gpu"] for r in rows.values()})
@@ -105,6 +117,11 @@ for model in ["bf16", "f16", "q4k"]:
         p = statistics.median(b["prefill"]) / statistics.median(a["prefill"])
         q = statistics.median(b["decode"]) / statistics.median(a["decode"])
         print(f"{model:6} {'tuned/rel':9} {'':>4}  {p:>25.3f}×  {q:>21.3f}×")
+        # The same weights in both builds: their last logits agree up to the order of sums.
+        ra, rb = a["abs"][0], b["abs"][0]
+        if ra and rb:
+            print(f"{model:6} logits' sum of magnitudes: released {ra:.6e}, tuned {rb:.6e} "
+                  f"(relative difference {abs(rb - ra) / ra:.2e})")
 EOF
 rm -rf "$bin"
 exit $status

@@ -43,14 +43,15 @@ impl Run {
 
 /// One run of `work` on `model`: a new generation, the prompt's forward pass, then one pass a
 /// generated token (the ids are fixed: which token comes next does not change the work).
-pub fn run(model: &mut Model, dev: &Device, work: &Work) -> Result<Run> {
+/// Returns the times and the last token's logits.
+pub fn run(model: &mut Model, dev: &Device, work: &Work) -> Result<(Run, Tensor)> {
     model.reset(dev)?;
     let ids: Vec<u32> = (0..work.prompt).map(|i| token(i, work.vocab)).collect();
     let prompt = Tensor::new(ids.as_slice(), dev)?.unsqueeze(0)?;
     dev.synchronize()
         .context("synchronizing before the prefill")?;
     let t = Instant::now();
-    model.forward(&prompt, 0).context("prefill")?;
+    let mut logits = model.forward(&prompt, 0).context("prefill")?;
     dev.synchronize()
         .context("synchronizing after the prefill")?;
     let prefill_s = t.elapsed().as_secs_f64();
@@ -59,16 +60,30 @@ pub fn run(model: &mut Model, dev: &Device, work: &Work) -> Result<Run> {
         let pos = work.prompt + i;
         // As a generating program does: the next token's id goes to the device each step.
         let next = Tensor::new(&[[token(pos, work.vocab)]], dev)?;
-        model
+        logits = model
             .forward(&next, pos)
             .with_context(|| format!("decoding token {i}"))?;
     }
     dev.synchronize()
         .context("synchronizing after the decode")?;
-    Ok(Run {
+    let run = Run {
         prefill_s,
         decode_s: t.elapsed().as_secs_f64(),
-    })
+    };
+    Ok((run, logits))
+}
+
+/// The sum and the sum of magnitudes of `logits`: the same weights (candle seeds its CUDA
+/// generator with a constant; the Q4_K blocks come from `--seed`) give the same numbers in
+/// both builds, up to the order of float sums where a launch shape changes it.
+pub fn checksum(logits: &Tensor) -> Result<(f64, f64)> {
+    let v = logits
+        .to_dtype(candle_core::DType::F32)?
+        .flatten_all()?
+        .to_vec1::<f32>()?;
+    let sum = v.iter().map(|&x| f64::from(x)).sum();
+    let abs = v.iter().map(|&x| f64::from(x).abs()).sum();
+    Ok((sum, abs))
 }
 
 /// The median and range of some numbers.
@@ -123,6 +138,12 @@ mod tests {
         assert_eq!((s.median, s.min, s.max), (2.5, 1.0, 4.0));
         assert!(Summary::of(&[]).is_none());
         assert_eq!(Summary::of(&[2.0, 1.0]).unwrap().show(), "1.5 (1.0–2.0)");
+    }
+
+    #[test]
+    fn checksums_sum_values_and_magnitudes() {
+        let t = Tensor::new(&[[1f32, -2.0, 0.5]], &Device::Cpu).unwrap();
+        assert_eq!(checksum(&t).unwrap(), (-0.5, 3.5));
     }
 
     #[test]

@@ -103,12 +103,29 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args> {
 
 /// The GPU `ordinal`, or an error that says there is none to run on.
 fn gpu(ordinal: usize) -> Result<(Device, String)> {
-    let dev = Device::new_cuda(ordinal).with_context(|| {
+    let none = || {
         format!(
             "no CUDA GPU {ordinal}: candle-llama measures candle's CUDA kernels and needs a GPU \
              and its driver (and cuBLAS, cuRAND, NVRTC on the library path)"
         )
-    })?;
+    };
+    // cudarc panics where it loads the driver at run time (tuned/) and finds none: silence
+    // the panic's message and say it as an error.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let opened = std::panic::catch_unwind(|| Device::new_cuda(ordinal));
+    std::panic::set_hook(hook);
+    let dev = match opened {
+        Ok(dev) => dev.with_context(none)?,
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic");
+            anyhow::bail!("{}: {why}", none())
+        }
+    };
     let name = dev
         .as_cuda_device()?
         .cuda_stream()
@@ -146,9 +163,16 @@ fn main() -> Result<()> {
     };
     let mut runs = Vec::new();
     let mut warmup = None;
+    let mut check = None;
     for i in 0..=args.runs {
-        let r = bench::run(&mut model, &dev, &work)
+        let (r, logits) = bench::run(&mut model, &dev, &work)
             .with_context(|| format!("run {i} (0 is the warm-up)"))?;
+        if i == 0 {
+            // After the timing: it copies the logits to the host.
+            let (sum, abs) = bench::checksum(&logits)?;
+            println!("last logits of the warm-up: sum {sum:.6e}, sum of magnitudes {abs:.6e}");
+            check = Some(serde_json::json!({"sum": sum, "abs_sum": abs}));
+        }
         let label = if i == 0 {
             "warm-up".to_string()
         } else {
@@ -198,6 +222,7 @@ fn main() -> Result<()> {
             "decode_tokens": work.decode,
             "load_s": load_s,
             "warmup": warmup.map(|r| run_json(&r, &work)),
+            "logits_checksum": check,
             "runs": runs.iter().map(|r| run_json(r, &work)).collect::<Vec<_>>(),
             "prefill_tokens_per_s": prefill.json(),
             "decode_tokens_per_s": decode.json(),
