@@ -37,6 +37,9 @@
 # - candle-mmvq: .gpu/candle/mmvq-bundle, candle's GGUF matrix-vector launchers (Q4_K, Q8_0)
 #   over warps × rows a block at Llama-3-8B's decode shapes, and .gpu/candle/llama-ops, the
 #   program whose launches gpu-candle-mmvq.sh captures (issue 45).
+# - candle-captured: .gpu/candle/captured-bundle, every tuned function of examples/candle-ops
+#   searched on exactly the workloads in CAPTURES=DIR (llama-ops's launches), for
+#   gpu-candle-captured.sh (issue 45).
 # - scale-sizes: .gpu/scale-sizes-bundle, the scale space (155 variants, T=f32) at four sizes,
 #   2^16, 2^20, 2^24 and 2^28 elements (from a working set L2 holds many times over to one
 #   streamed from HBM), for gpu-per-size.sh (issue 26's per-size winners, first call).
@@ -166,6 +169,13 @@ for line in sys.stdin:
       CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90} cargo build --release --quiet \
         --manifest-path examples/candle-ops/Cargo.toml --bin llama-ops
       cp examples/candle-ops/target/release/llama-ops .gpu/candle/llama-ops
+      ;;
+    candle-captured)
+      # CAPTURES=DIR: what gpu-candle-mmvq.sh's llama-ops run captured (GPUTUNE_CAPTURE).
+      mkdir -p .gpu/candle
+      CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90} bundle .gpu/candle/captured-bundle \
+        --manifest-path examples/candle-ops/Cargo.toml search \
+        --captured "${CAPTURES:?candle-captured needs CAPTURES=DIR, the captured workloads}"
       ;;
     candle-llama)
       mkdir -p .gpu/candle
