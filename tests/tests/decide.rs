@@ -173,3 +173,46 @@ fn decide_screens_the_clearly_slower_and_measures_the_rest_in_full() {
     assert_eq!(doc["search"]["runs"], 0, "{doc}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_finals_of_the_workload_screened_last_run_in_its_waiting_process() {
+    // The consts fixture: one batch, two compile-time workloads (T=f32 and T=f64), each
+    // screened in a process of its own. The one screened last still waits when the finals
+    // start: its workload's finals go first, into it, and only the other's start a process.
+    let bin = cargo_gputune();
+    let dir = temp_dir("decide-waiting");
+    let db = dir.join("store.db");
+    let search = [
+        "search",
+        "-R",
+        "^constants$",
+        "-v",
+        "--json",
+        "--",
+        "--stopping-criterion",
+        "sample-count",
+        "--target-samples",
+        "12",
+    ];
+    let out = gputune(&bin, "gputune-fixture-consts", &db, &search);
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let at = |s: &str| {
+        stderr
+            .find(s)
+            .unwrap_or_else(|| panic!("no `{s}` in {stderr}"))
+    };
+    assert!(
+        at("-a T{ct}=f32 --variant") < at("-a T{ct}=f64 --variant")
+            && at("-a T{ct}=f64 --variant") < at("Deciding consts.constants [T=f64]")
+            && at("Deciding consts.constants [T=f64]") < at("(next pass)")
+            && at("(next pass)") < at("Deciding consts.constants [T=f32]"),
+        "{stderr}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+    assert_eq!(
+        doc["search"]["runs"], 3,
+        "two screening processes and one for the other workload's finals: {doc}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -254,6 +254,11 @@ impl Session {
         self.bin == bin && self.ct == ct
     }
 
+    /// The compile-time workload it runs.
+    pub fn ct(&self) -> &str {
+        &self.ct
+    }
+
     /// When it started.
     pub fn started(&self) -> Instant {
         self.started
