@@ -6,8 +6,11 @@
 
 use std::collections::HashSet;
 
+// The kernel handle checks its defines against it; the build helper does not (yet).
+#[cfg(feature = "cuda")]
 mod declared;
 
+#[cfg(feature = "cuda")]
 pub use declared::{declared, Declared};
 
 /// Every identifier of C++ `text`, comments left out (string and character literals too).

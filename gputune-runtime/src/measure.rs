@@ -155,7 +155,7 @@ impl Race {
         let Some(z) = self.confidence else {
             return false;
         };
-        if !(self.tie > 0.0 && self.best > 0.0) || !Race::is_decision_point(samples.len()) {
+        if !(self.tie > 0.0 && self.best > 0.0 && Race::is_decision_point(samples.len())) {
             return false;
         }
         let mut sorted = samples.to_vec();

@@ -285,7 +285,7 @@ pub fn declared(text: &str) -> HashMap<String, Declared> {
     let mut depth = 0usize;
     let mut enum_pending = false;
     let mut enums: Vec<usize> = Vec::new();
-    for i in 0..code.len() {
+    for (i, (_, line)) in code.iter().enumerate() {
         match punct(i) {
             Some("{") => {
                 depth += 1;
@@ -331,7 +331,7 @@ pub fn declared(text: &str) -> HashMap<String, Declared> {
         let assigned = next_p.is_some_and(|p| ASSIGNING.contains(&p))
             || prev.and_then(punct).is_some_and(|p| p == "++" || p == "--");
         if after_type || after_pointer || enumerator || assigned {
-            note(name, code[i].1, false);
+            note(name, *line, false);
         }
     }
     out
