@@ -6,7 +6,9 @@
 //! expected improvement over the best: in most rounds among the points one parameter away from
 //! the best so far (two parameters, once those are used up), in the others anywhere or, in a
 //! quarter of them, within a few parameters of the best (a trust region). `docs/strategies.md`
-//! says why these models and these settings, and how they were chosen.
+//! says why these models and these settings, and how they were chosen. A hedge ([`Settings`]:
+//! `fallback`, `proof`, `stall`, `basin`) hands rounds to random picks while the model has not
+//! beaten chance on this space, and walks on from another basin once the run has stalled.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -392,6 +394,51 @@ mod tests {
         assert!(next
             .iter()
             .all(|j| ix.hamming_neighbours(second).contains(j)));
+    }
+
+    #[test]
+    fn the_hedge_counts_how_often_the_models_picks_beat_the_random_ones() {
+        // Points 0-3 picked by the model, 4-7 at random; 8 not evaluated.
+        let mut evaluated: Vec<Option<Option<f64>>> = [5.0, 6.0, 7.0, 8.0, 1.0, 2.0, 3.0, 4.0]
+            .map(|v| Some(Some(v)))
+            .to_vec();
+        evaluated.push(None);
+        let (guided, chance) = ([0, 1, 2, 3, 8], [4, 5, 6, 7]);
+        assert_eq!(beats_chance(&evaluated, &guided, &chance, 4), Some(1.0));
+        assert_eq!(beats_chance(&evaluated, &chance, &guided, 4), Some(0.0));
+        assert_eq!(
+            beats_chance(&evaluated, &guided, &chance, 5),
+            None,
+            "too few"
+        );
+        // A failure is below every score; a tie counts half.
+        evaluated[0] = Some(None);
+        evaluated[1] = Some(Some(1.0));
+        let share = beats_chance(&evaluated, &guided, &chance, 4).expect("enough");
+        assert!(
+            (share - (0.0 + 0.5 + 4.0 + 4.0) / 16.0).abs() < 1e-12,
+            "{share}"
+        );
+    }
+
+    #[test]
+    fn a_model_that_has_not_beaten_chance_hands_rounds_to_random_picks() {
+        let (params, ix) = cube();
+        let settings = Settings::parse("fallback=1,proof=0.9").expect("valid");
+        let mut s = Surrogate::with(params, 1, settings);
+        // The model's picks all scored below the random ones: every round goes random.
+        let mut evaluated = vec![None; ix.labels.len()];
+        for (i, e) in evaluated.iter_mut().enumerate().take(8) {
+            *e = Some(Some(if i < 4 { 1.0 } else { 2.0 }));
+        }
+        s.guided = vec![0, 1, 2, 3];
+        s.chance = vec![4, 5, 6, 7];
+        assert_eq!(s.chance_share(&evaluated), (1.0, false));
+        // Once they beat them, none does.
+        for e in evaluated.iter_mut().take(4) {
+            *e = Some(Some(3.0));
+        }
+        assert_eq!(s.chance_share(&evaluated), (0.0, false));
     }
 
     #[test]
