@@ -168,15 +168,8 @@ pub fn workload_buckets(g: &Group) -> Vec<Bucket> {
 /// workloads, in the order they were measured, leaving out workloads every variant skipped;
 /// `None` when some workload has no value on an axis.
 pub fn shape_buckets(g: &Group, axes: &[&str]) -> Option<Vec<Bucket>> {
-    let skipped_by_all = |rt: &str| {
-        g.variants
-            .values()
-            .flatten()
-            .filter(|m| m.rt_workload == rt)
-            .all(|m| m.status == Status::Skipped)
-    };
     let mut buckets: Vec<Bucket> = Vec::new();
-    for rt in workloads(g).into_iter().filter(|rt| !skipped_by_all(rt)) {
+    for rt in workloads(g) {
         let shape = axes
             .iter()
             .map(|axis| Some((axis.to_string(), size_of(&rt, axis)?)))
@@ -199,7 +192,8 @@ pub fn shape_buckets(g: &Group, axes: &[&str]) -> Option<Vec<Bucket>> {
 }
 
 /// The runtime workloads measured in `g`: base's first, in the order it measured them (the
-/// bench's declared order), then any only a variant measured.
+/// bench's declared order), then any only a variant measured; not those every variant skipped
+/// (a shape the bench does not cover is no size to choose a winner for).
 fn workloads(g: &Group) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for m in g.base().iter().chain(g.variants.values().flatten()) {
@@ -207,6 +201,14 @@ fn workloads(g: &Group) -> Vec<String> {
             out.push(m.rt_workload.clone());
         }
     }
+    let skipped_by_all = |rt: &String| {
+        g.variants
+            .values()
+            .flatten()
+            .filter(|m| &m.rt_workload == rt)
+            .all(|m| m.status == Status::Skipped)
+    };
+    out.retain(|rt| !skipped_by_all(rt));
     out
 }
 

@@ -181,3 +181,24 @@ fn a_variant_wrong_at_one_size_wins_at_none() {
         "{a:?}"
     );
 }
+
+#[test]
+fn a_workload_every_variant_skipped_is_no_size_to_choose_for() {
+    let mut rows = group().variants.into_values().flatten().collect::<Vec<_>>();
+    for variant in ["base", "a_1"] {
+        let mut m = row(variant, 30, 1.0, 1.0);
+        m.status = Status::Skipped;
+        rows.push(m);
+    }
+    let g = groups(rows, false).remove(0);
+    let sizes: Vec<Option<u64>> = size_buckets(&g, "Elements")
+        .expect("sizes")
+        .iter()
+        .map(|b| b.size)
+        .collect();
+    assert_eq!(
+        sizes,
+        [Some(1 << 16), Some(1 << 20), Some(1 << 24), Some(1 << 28)]
+    );
+    assert_eq!(workload_buckets(&g).len(), 4);
+}
