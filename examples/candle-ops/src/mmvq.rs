@@ -12,7 +12,7 @@
 //! against it on the same inputs.
 
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use gputune_macros::{launchers, tune};
 use gputune_runtime::cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
@@ -240,6 +240,19 @@ pub fn mmvq<Q: Quant>(shape: Matvec) -> Result<PlainLauncher, BoxError> {
     launcher::<Q>(TUNED, shape)
 }
 
+/// `mmvq_launch_status` of base's object, looked up once: the CUDA runtime's last error is one
+/// per thread, whichever variant's object reads it, and every build links base.
+fn launch_status_reader() -> Result<LaunchStatus, BoxError> {
+    static STATUS: OnceLock<LaunchStatus> = OnceLock::new();
+    if let Some(status) = STATUS.get() {
+        return Ok(*status);
+    }
+    let pointer = LAUNCH.pointer(CANDLE, "mmvq_launch_status", &[])?;
+    // SAFETY: LaunchStatus is mmvq_launch_status's signature in mmvq_gguf.cu.
+    let status = unsafe { std::mem::transmute::<unsafe extern "C" fn(), LaunchStatus>(pointer) };
+    Ok(*STATUS.get_or_init(|| status))
+}
+
 /// `dst = W · y` for the `Q` weights `w` and the Q8_1 activations `y` of `shape`, by
 /// `launch` (from [`mmvq`] or [`launcher`]) on `stream`.
 pub fn run<Q: Quant>(
@@ -256,11 +269,7 @@ pub fn run<Q: Quant>(
     {
         return Err(Error::Usage(format!("buffers too small for {shape:?}")).into());
     }
-    // The CUDA runtime's last error is one per thread, whichever variant's object reads it:
-    // base's, which every build links.
-    let status = LAUNCH.pointer(CANDLE, "mmvq_launch_status", &[])?;
-    // SAFETY: LaunchStatus is mmvq_launch_status's signature in mmvq_gguf.cu.
-    let status = unsafe { std::mem::transmute::<unsafe extern "C" fn(), LaunchStatus>(status) };
+    let status = launch_status_reader()?;
     // The launcher's runtime calls run in the thread's current context: the stream's.
     stream.context().bind_to_thread()?;
     let (w, _w) = w.device_ptr(stream);

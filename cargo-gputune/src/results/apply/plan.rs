@@ -160,32 +160,28 @@ fn per_size_plan(
         return per_shape_plan(planned, analysis, spec, measured_on, what);
     }
     let axis = spec.size().map_or_else(String::new, |s| s.axis.clone());
-    let ranges = analysis.ranges();
+    let ranges: Vec<(SizeRange, String)> = analysis
+        .ranges()
+        .into_iter()
+        .map(|(from, below, label)| {
+            let axis = axis.clone();
+            (SizeRange { axis, from, below }, label)
+        })
+        .collect();
     let mut entries = Vec::new();
-    for (from, below, label) in &ranges {
+    for (range, label) in &ranges {
         let Some(point) = point_of(spec, label) else {
             return planned;
         };
         entries.push(Entry {
             params: params_of(&point),
-            sizes: vec![SizeRange {
-                axis: axis.clone(),
-                from: *from,
-                below: *below,
-            }],
+            sizes: vec![range.clone()],
             measured_on: measured_on.clone(),
         });
     }
     let described: Vec<String> = ranges
         .iter()
-        .map(|(from, below, label)| {
-            let r = SizeRange {
-                axis: axis.clone(),
-                from: *from,
-                below: *below,
-            };
-            format!("{} {label}", r.describe())
-        })
+        .map(|(range, label)| format!("{} {label}", range.describe()))
         .collect();
     let gains: Vec<String> = analysis
         .choices
@@ -203,7 +199,6 @@ fn per_size_plan(
     planned
 }
 
-/// The point of `label` (`base` included: where nothing beats base, base is a size's winner).
 /// A function dispatching on a shape of several axes: one entry per measured shape, holding
 /// for that shape alone (shapes between measured ones have no order to split them by); a
 /// shape not measured runs what the device's other entries say, else base.
@@ -255,6 +250,7 @@ fn per_shape_plan(
     planned
 }
 
+/// The point of `label` (`base` included: where nothing beats base, base is a size's winner).
 fn point_of(spec: &TuneSpec, label: &str) -> Option<Point> {
     if label == "base" {
         return Some(spec.base_point());
