@@ -17,6 +17,9 @@
 #   the same kernel under #[tune], for gpu-autotune.sh (issue #7).
 # - faults: .gpu/faults-bundle, the CUDA fault-injection search, for gpu-faults.sh (issue #6).
 # - sgemm: .gpu/sgemm-bundle, the tiled SGEMM's space (64 points) at 4096², default settings.
+# - hostloop: .gpu/hostloop-bundle, examples/hostloop (issue 47: inputs filled by host loops and
+#   copied to the device) searched whole at default settings: its SGEMM (64 points, 4096²) and
+#   its first-pass sum (128 points, 2^28 f32), for gpu-vs-kt.sh hostloop (with the kt part).
 # - generate: .gpu/generate, the bench of the device-side data generators.
 # - conv: .gpu/conv-bundle, the 2-D convolution's space (268 points) at 4096², default settings:
 #   the kernel written after the defaults were settled, for gpu-vs-kt.sh conv.
@@ -278,6 +281,9 @@ for line in sys.stdin:
     sgemm)
       bundle .gpu/sgemm-bundle -p gputune-example-sgemm-cuda search
       ;;
+    hostloop)
+      bundle .gpu/hostloop-bundle -p gputune-example-hostloop search
+      ;;
     energy)
       rm -rf .gpu/energy
       mkdir -p .gpu/energy
@@ -341,7 +347,7 @@ for line in sys.stdin:
         examples/histogram-cuda/src/histogram.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, candle, candle-mmvq, candle-llama, energy, scale, provenance, scale-sizes, histogram-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, candle, candle-mmvq, candle-llama, energy, scale, provenance, scale-sizes, histogram-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, hostloop, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac
