@@ -216,3 +216,67 @@ fn the_finals_of_the_workload_screened_last_run_in_its_waiting_process() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_guided_search_runs_every_batch_and_the_finals_in_one_process_of_one_build() {
+    // The consts fixture's 84-point `constants`, one compile-time workload, a guided strategy:
+    // batches of 4, one after another. Built whole (the default for a space this size), every
+    // batch is a pass of the same waiting process, and so are the finals; with `--batch-size 4`
+    // (a build and a process per batch, as every search was before) they are not.
+    let bin = cargo_gputune();
+    let dir = temp_dir("decide-guided");
+    let search = |db: &std::path::Path, extra: &[&str]| {
+        let mut args = vec![
+            "search",
+            "-R",
+            "^constants$",
+            "-a",
+            "T{ct}=f32",
+            "--strategy",
+            "annealing",
+            "--max-evals",
+            "16",
+            "-v",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[
+            "--",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "12",
+        ]);
+        let out = gputune(&bin, "gputune-fixture-consts", db, &args);
+        assert!(out.status.success(), "{}", text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+        let measured = doc["groups"][0]["variants"]
+            .as_array()
+            .expect("variants")
+            .len();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        (doc, measured, stderr)
+    };
+    let (doc, measured, stderr) = search(&dir.join("whole.db"), &[]);
+    assert_eq!(measured, 17, "16 variants and base: {doc}");
+    assert_eq!(doc["search"]["runs"], 1, "one bench process: {doc}");
+    assert_eq!(
+        doc["search"]["builds"], 2,
+        "the production build (base) and one of the whole space: {doc}"
+    );
+    assert!(
+        stderr.matches("(next pass) --variant").count() >= 4,
+        "three more batches and the finals as passes: {stderr}"
+    );
+    let (doc, measured, _) = search(&dir.join("batched.db"), &["--batch-size", "4"]);
+    assert_eq!(measured, 17, "{doc}");
+    assert!(
+        doc["search"]["runs"].as_u64().is_some_and(|r| r >= 4),
+        "a process per batch: {doc}"
+    );
+    assert!(
+        doc["search"]["builds"].as_u64().is_some_and(|b| b >= 4),
+        "one per batch: {doc}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -336,11 +336,14 @@ pub struct SearchArgs {
     /// The bundle directory of --build-only.
     #[arg(long, value_name = "DIR", requires = "build_only")]
     pub bundle: Option<PathBuf>,
-    /// Variants per batched build. Each batch is one bench process on the GPU host, and each
-    /// process pays a start-up (context, buffers, base's reference outputs), while a batch of
-    /// 256 small kernels builds about as fast as one of 64 (BENCHMARKS.md).
-    #[arg(long, default_value_t = 256, value_name = "N")]
-    pub batch_size: usize,
+    /// Variants per batch, each built into a binary of its own and run in a bench process of
+    /// its own. Not given: a space of up to 2048 variants (or any space, for a guided
+    /// strategy) is built whole into one binary, and one bench process per compile-time
+    /// workload measures it all (one start-up and one setup of the bench's workloads), a
+    /// guided strategy's batches of 4 one after another; a larger space in batches of 256 (a
+    /// batch of 256 small kernels builds about as fast as one of 64: BENCHMARKS.md).
+    #[arg(long, value_name = "N")]
+    pub batch_size: Option<usize>,
     /// Decide instead of converge (the default): screen every variant with `--min-samples`
     /// cold samples (base measured in each process as the control), then measure in full only
     /// the variants whose score can still reach the best one's within Z standard errors of

@@ -163,7 +163,9 @@ fn search_on_devices(
         seed: 0,
         max_evals: None,
         time_limit: None,
-        batch_size: s.batch_size,
+        batch_size: s
+            .batch_size
+            .unwrap_or(crate::measure::search::DEFAULT_BATCH_SIZE),
         device: 0,
     };
     crate::measure::devices::run(&run, &ordinals, path, out)

@@ -23,6 +23,7 @@ use gputune_protocol::BenchArgs;
 use regex::Regex;
 use serde_json::{json, Value};
 
+pub use self::cargo_build::WHOLE_SPACE;
 use self::cargo_build::{Announce, CargoBuilder};
 use self::pipeline::{drive, Bounds, BuildFailure, BuildStage, BuiltUnit, Proposer, RunStage};
 use crate::host::cargo::Options;
@@ -63,10 +64,11 @@ pub struct Settings {
     pub build_only: bool,
     /// The bundle directory of --build-only.
     pub bundle: Option<PathBuf>,
-    /// Variants per batched build. Each batch is one bench process on the GPU host, and each
-    /// process pays a start-up (context, buffers, base's reference outputs), while a batch of
-    /// 256 small kernels builds about as fast as one of 64 (BENCHMARKS.md).
-    pub batch_size: usize,
+    /// Variants per batch, each built into a binary of its own (`--batch-size`). `None`, the
+    /// default: a space of up to [`WHOLE_SPACE`] variants is built whole into one binary and
+    /// every batch runs in one waiting process, a larger one in builds of
+    /// [`DEFAULT_BATCH_SIZE`].
+    pub batch_size: Option<usize>,
     /// Decide instead of converge (the default): screen every variant with `--min-samples`
     /// cold samples (base measured in each process as the control), then measure in full only
     /// the variants whose score can still reach the best one's within Z standard errors of
@@ -273,7 +275,7 @@ pub fn search(
         .map(Regex::new)
         .transpose()
         .context("-R is not a valid regular expression")?;
-    if s.batch_size == 0 {
+    if s.batch_size == Some(0) {
         return Err(anyhow::Error::new(Usage(
             "--batch-size must be at least 1".into(),
         )));
@@ -404,6 +406,8 @@ struct Recording<'a> {
     measured: Measured,
     counters: &'a mut Counters,
     run_limit: f64,
+    /// Whether the batches share their binaries (the whole space built at once).
+    shared_bins: bool,
 }
 
 impl RunStage for Recording<'_> {
@@ -412,8 +416,9 @@ impl RunStage for Recording<'_> {
             self.measured
                 .measure_unit(&self.ctx, unit, self.run_limit, self.counters, out)?;
         // Measured is stored; a batch binary is not needed again, unless the search
-        // decides: its finalists run from it again (`finals`), and it is removed after.
-        if self.ctx.plan.bench_args.decide.is_none() {
+        // decides (its finalists run from it again, `finals`) or later batches run from it:
+        // then it is removed when the search ends.
+        if self.ctx.plan.bench_args.decide.is_none() && !self.shared_bins {
             let _ = std::fs::remove_file(&unit.bin);
         }
         Ok(scores)
@@ -453,8 +458,16 @@ fn search_bench(
         .filter(|l| measured.complete(&cts, l))
         .cloned()
         .collect();
+    let builder = CargoBuilder::new(
+        (ws, args),
+        plan.target,
+        (&f.name, &plan.info.name, whole_space(s, f)),
+        &plan.work_dir,
+        s.build_limit * base.seconds.max(MIN_BASE_BUILD),
+        Announce::Search,
+    );
     let mut proposer = Proposer::new(
-        bounds(s, base.started),
+        batch_bounds(s, base.started, &builder, f),
         strategy(s, f),
         f.labels.clone(),
         done,
@@ -473,19 +486,12 @@ fn search_bench(
         }
     ));
     out.start_progress((proposer.to_go() * cts.len()) as u64, "Searching");
-    let builder = CargoBuilder::new(
-        (ws, args),
-        plan.target,
-        (&f.name, &plan.info.name),
-        &plan.work_dir,
-        s.build_limit * base.seconds.max(MIN_BASE_BUILD),
-        Announce::Search,
-    );
     let mut recording = Recording {
         ctx,
         measured,
         counters: &mut *counters,
         run_limit: s.run_limit,
+        shared_bins: builder.builds_whole(),
     };
     let result = drive(&mut proposer, &builder, &mut recording, pipelined, out);
     out.finish_progress();
@@ -522,11 +528,57 @@ fn search_bench(
 /// The bounds `s` sets.
 fn bounds(s: &Settings, started: Instant) -> Bounds {
     Bounds {
-        batch_size: s.batch_size,
+        batch_size: s.batch_size.unwrap_or(DEFAULT_BATCH_SIZE),
         max_evals: s.max_evals,
         time_limit: s.time_limit,
         started,
     }
+}
+
+/// Variants per batched build when `--batch-size` is not given and the space is too large to
+/// build whole: a batch of 256 small kernels builds about as fast as one of 64
+/// (BENCHMARKS.md).
+pub const DEFAULT_BATCH_SIZE: usize = 256;
+
+/// Variants per batch of a guided strategy when `--batch-size` is not given: what its next
+/// batch learns from is the batches before it (the strategies' settings were chosen on batches
+/// of one: docs/strategies.md), and the batches run one after another in one waiting process.
+pub const GUIDED_BATCH_SIZE: usize = 4;
+
+/// Whether `s` asks for a strategy that learns from the scores.
+fn guided(s: &Settings) -> bool {
+    !matches!(s.strategy, StrategyKind::Exhaustive | StrategyKind::Random)
+}
+
+/// `f`'s space, when it is built whole, into one binary: `--batch-size` not given, and the
+/// space at most [`WHOLE_SPACE`] variants or searched by a guided strategy (whose small
+/// batches, each a build of its own, would cost a build per few variants: sgemm-large's
+/// 16,020 variants build whole in 60 s on 2 cores, 50 builds of 4 take longer).
+fn whole_space<'f>(s: &Settings, f: &'f Function) -> Option<&'f [String]> {
+    let whole = s.batch_size.is_none() && (f.labels.len() <= WHOLE_SPACE || guided(s));
+    whole.then_some(&f.labels[..])
+}
+
+/// The bounds `s` sets, for batches built by `builder`. Without `--batch-size`: a guided
+/// strategy proposes [`GUIDED_BATCH_SIZE`] at a time; one that learns nothing from scores,
+/// with no time limit to check between batches, proposes the whole space at once when it is
+/// built whole (one pass of one process per compile-time workload, where batches would take
+/// turns between the workloads' processes).
+fn batch_bounds(
+    s: &Settings,
+    started: Instant,
+    builder: &CargoBuilder<'_>,
+    f: &Function,
+) -> Bounds {
+    let mut b = bounds(s, started);
+    if s.batch_size.is_none() {
+        if guided(s) {
+            b.batch_size = GUIDED_BATCH_SIZE;
+        } else if builder.builds_whole() && s.time_limit.is_none() {
+            b.batch_size = b.batch_size.max(f.labels.len());
+        }
+    }
+    b
 }
 
 /// The strategy `s` asks for, over `f`'s space.
@@ -599,13 +651,13 @@ fn build_bench(
     let builder = CargoBuilder::new(
         (ws, args),
         target,
-        (&function.name, &info.name),
+        (&function.name, &info.name, whole_space(s, function)),
         &bin_dir,
         s.build_limit * base.seconds.max(MIN_BASE_BUILD),
         Announce::Bundle,
     );
     let mut proposer = Proposer::new(
-        bounds(s, base.started),
+        batch_bounds(s, base.started, &builder, function),
         strategy(s, function),
         function.labels.clone(),
         Vec::new(),
@@ -673,7 +725,7 @@ pub(crate) mod tests_support {
             time_limit: None,
             build_only: false,
             bundle: None,
-            batch_size: 256,
+            batch_size: None,
             decide: 3.0,
             tie_margin: 0.01,
             race: None,
