@@ -6,16 +6,22 @@
 #
 #   OUT=DIR [RUNS=3] [COLD_RUNS=RUNS] [MODES="cold warm"] [AGAIN=2] [FULL=1] [FULL_ARGS=…] bash .gpu/gpu-vs-kt.sh [PROBLEM…]
 #
-# PROBLEM: scale reduce transpose sgemm conv rowsum gemv histogram (default: the first four;
-# the others were written later, and the search's defaults were not tuned on them: histogram,
-# written for issue 24, was first measured with the defaults as they stood). Per problem, RUNS runs of each tool,
+# PROBLEM: scale reduce transpose sgemm conv rowsum gemv histogram hostloop (default: the first
+# four; the others were written later, and the search's defaults were not tuned on them: histogram,
+# written for issue 24, was first measured with the defaults as they stood). hostloop (issue 47,
+# after `build-gpu.sh hostloop kt`) is examples/hostloop, an SGEMM and a first-pass sum whose
+# inputs are made by host loops: one search of both functions (.gpu/hostloop-bundle) against
+# kt_tune.py's sgemm then reduce in one timed run (kt-R.sgemm.json, kt-R.reduce.json), the same
+# kernels, spaces and problems. Per problem, RUNS runs of each tool,
 # alternating which goes first (gputune in odd runs, Kernel Tuner in even ones), each timed wall
 # to wall as a whole process:
 # - gputune: `cargo-gputune run-bundle .gpu/PROBLEM-bundle` into a fresh store
 #   ($OUT/PROBLEM/gputune-R.db) with a fresh, empty kernel cache (GPUTUNE_KERNEL_CACHE), then
 #   `report --top 1000 --format json` (gputune-R.report.json);
 # - Kernel Tuner: `python3 .gpu/kt_tune.py PROBLEM` (Python's start, imports and data
-#   included) with a fresh, empty CuPy kernel cache (CUPY_CACHE_DIR), writing kt-R.json.
+#   included) with a fresh, empty CuPy kernel cache (CUPY_CACHE_DIR), writing kt-R.json (for
+#   hostloop: kt_tune.py sgemm, then reduce, one timed run, writing kt-R.sgemm.json and
+#   kt-R.reduce.json).
 # That is the cold mode: neither tool has anything compiled. The warm mode (MODES has `warm`)
 # first runs each tool once untimed (warm-up-gputune, warm-up-kt) to fill its compile cache
 # (gputune's $out/kernels-warm, CuPy's $out/cupy-warm), then RUNS timed runs of each with those
@@ -88,8 +94,16 @@ gputune_search() {
 kt_search() {
   local name=kt-$1 cache=${CUPY_WARM:-$out/cupy-kt-$1}
   [ -n "${CUPY_WARM:-}" ] || rm -rf "$cache"
-  timed "$name" "$out/$name.log" env CUPY_CACHE_DIR="$cache" \
-    python3 "$here/kt_tune.py" "$problem" --src "$here/kt-src" --json "$out/$name.json"
+  if [ "$problem" = hostloop ]; then
+    # Kernel Tuner's peers of the two functions, one after the other, timed as one run; it
+    # fails if either does.
+    timed "$name" "$out/$name.log" env CUPY_CACHE_DIR="$cache" bash -c \
+      'rc=0; for p in sgemm reduce; do python3 "$1" "$p" --src "$2" --json "$3.$p.json" || rc=1; done; exit $rc' \
+      kt-hostloop "$here/kt_tune.py" "$here/kt-src" "$out/$name"
+  else
+    timed "$name" "$out/$name.log" env CUPY_CACHE_DIR="$cache" \
+      python3 "$here/kt_tune.py" "$problem" --src "$here/kt-src" --json "$out/$name.json"
+  fi
   [ -n "${CUPY_WARM:-}" ] || rm -rf "$cache"
 }
 

@@ -9,7 +9,10 @@ reference search (full.db, FULL=1), and the gputune winners against each other.
 
 Reads DIR/PROBLEM/times.txt, the gputune stores and reports (gputune-R.db,
 gputune-R.report.json, full.db) and Kernel Tuner's results (kt-R.json, from kt_tune.py); runs
-of the warm mode (gputune-warm-R, kt-warm-R) get a table of their own."""
+of the warm mode (gputune-warm-R, kt-warm-R) get a table of their own. A problem of several
+parts (PARTS: hostloop) is one search of several functions against several kt_tune.py
+problems run one after the other (kt-R.PART.json): its walls are of the whole, and each part
+gets its rows, cross-checks, quality guard and tie check."""
 import json
 import os
 import re
@@ -17,7 +20,7 @@ import sqlite3
 import statistics
 import sys
 
-PROBLEMS = ["scale", "reduce", "transpose", "sgemm", "conv", "gemv", "rowsum", "histogram"]
+PROBLEMS = ["scale", "reduce", "transpose", "sgemm", "conv", "gemv", "rowsum", "histogram", "hostloop"]
 TITLES = {
     "scale": "scale (y = a·x), 155 points, 2^26 f32",
     "reduce": "two-pass sum, 128 points, 2^28 f32",
@@ -27,7 +30,13 @@ TITLES = {
     "gemv": "bf16 GEMV with a header of its own and a register limit, 72 points, 8192² bf16",
     "rowsum": "CUB block-level row sums (BlockLoad × BlockReduce), 54 points, 16384 × 8192 f32",
     "histogram": "256-bin histogram with private shared-memory copies, 240 points, 2^26 u32 keys (new for issue 24)",
+    "hostloop": "inputs made by host loops (issue 47): SGEMM, 64 points, 4096² f32, then the first pass of a sum, "
+                "128 points, 2^28 f32, in one search; Kernel Tuner's sgemm then reduce, timed as one run",
 }
+# Problems of several parts: one gputune search of several functions (one store and report per
+# run), against Kernel Tuner's problems run one after the other in one timed process (each
+# writing kt-R.PART.json). Per part: (Kernel Tuner's problem, gputune's function).
+PARTS = {"hostloop": [("sgemm", "sgemm"), ("reduce", "partial_sums")]}
 # Within this much of the best time of the reference search, a winner passes.
 TOLERANCE = 0.01
 # gputune's score::NOISE_THRESHOLD: shifts under it are drift, not results.
@@ -44,6 +53,12 @@ IDENTICAL = {
     "rowsum": "tpb_256.ipt_4.load_BLOCK_LOAD_DIRECT.reduce_BLOCK_REDUCE_WARP_REDUCTIONS",
     "histogram": "tpb_256.ipt_1.copies_1.bps_4",
 }
+
+
+def parts_of(problem):
+    """[(Kernel Tuner's part or None, gputune's function or None)]: one (None, None) for a
+    problem of one function."""
+    return PARTS.get(problem, [(None, None)])
 
 
 def times(folder):
@@ -64,8 +79,9 @@ def distinct_control(rows):
     return sum(len(json.loads(k)) for k in keys)
 
 
-def store_rows(db):
-    """The store's rows: [dict(variant, status, center, noise, samples, control, stop, message)]."""
+def store_rows(db, function=None):
+    """The store's rows (of `function` only, when given): [dict(variant, status, center, noise,
+    samples, control, stop, message)]."""
     if not os.path.exists(db):
         return None
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -74,8 +90,10 @@ def store_rows(db):
         stop = "stop" if "stop" in cols else "NULL"
         control = "control" if "control" in cols else "NULL"
         rows = []
+        where, params = ("WHERE function = ?", (function,)) if function else ("", ())
         for variant, status, center, noise, samples, st, ctl, message in con.execute(
-                f"SELECT variant, status, center, noise, samples, {stop}, {control}, message FROM results"):
+                f"SELECT variant, status, center, noise, samples, {stop}, {control}, message FROM results {where}",
+                params):
             rows.append(dict(variant=variant, status=status, center=center, noise=noise,
                              samples=len(json.loads(samples or "[]")),
                              control=len(json.loads(ctl or "[]")), control_key=ctl or "",
@@ -101,20 +119,21 @@ def stop_counts(per_variant):
     return out
 
 
-def report_variants(path):
-    """The report JSON's variants of every group, or None."""
+def report_variants(path, function=None):
+    """The report JSON's variants of every group (of `function`'s only, when given), or None."""
     try:
         groups = json.load(open(path))["groups"]
     except (OSError, ValueError, KeyError):
         return None
-    return [v for g in groups for v in g["variants"]]
+    return [v for g in groups if function is None or g.get("function") == function for v in g["variants"]]
 
 
-def gputune_run(folder, name):
-    """One gputune search: counts from the store, the winner from the report (the best score
-    over base, as `report` ranks; summarize-search.py does the same)."""
-    rows = store_rows(os.path.join(folder, f"{name}.db"))
-    variants = report_variants(os.path.join(folder, f"{name}.report.json"))
+def gputune_run(folder, name, function=None):
+    """One gputune search (of `function` only, when given): counts from the store, the winner
+    from the report (the best score over base, as `report` ranks; summarize-search.py does the
+    same)."""
+    rows = store_rows(os.path.join(folder, f"{name}.db"), function)
+    variants = report_variants(os.path.join(folder, f"{name}.report.json"), function)
     if rows is None and variants is None:
         return None
     run = dict(name=name)
@@ -177,9 +196,10 @@ def gputune_run(folder, name):
     return run
 
 
-def kt_run(folder, name):
+def kt_run(folder, name, part=None):
+    """One Kernel Tuner run (kt-R.json; kt-R.PART.json for a part of a problem of several)."""
     try:
-        doc = json.load(open(os.path.join(folder, f"{name}.json")))
+        doc = json.load(open(os.path.join(folder, f"{name}.{part}.json" if part else f"{name}.json")))
     except (OSError, ValueError):
         return None
     return dict(
@@ -269,54 +289,66 @@ MODES = (("", "cold compile caches (gputune's kernel cache and CuPy's emptied be
 
 def mode_summary(folder, walls, problem, infix, title):
     """One mode's table (cold: run names gputune-R and kt-R; warm: gputune-warm-R and kt-warm-R);
-    returns gputune's runs, their run names and the median walls of both tools."""
+    returns gputune's runs per part ({function or None: [run]}), their run names and the median
+    walls of both tools."""
     pattern = r"(?:gputune|kt)-" + re.escape(infix) + r"(\d+)"
     run_numbers = sorted({int(m.group(1)) for n in walls for m in [re.fullmatch(pattern, n)] if m})
     if not run_numbers:
-        return [], [], None
+        return {}, [], None
     print(f"#### {title[0].upper() + title[1:]}\n")
-    g_runs, k_runs = [], []
+    parts = parts_of(problem)
+    g_runs, k_runs = {f: [] for _, f in parts}, {f: [] for _, f in parts}
     g_walls, k_walls, g_fail, k_fail = [], [], [], []
     for r in run_numbers:
         if f"gputune-{infix}{r}" in walls:
             rc, w = walls[f"gputune-{infix}{r}"]
             (g_walls if rc == 0 else g_fail).append(w)
-            run = gputune_run(folder, f"gputune-{infix}{r}")
-            if run and rc == 0:
-                g_runs.append(run)
+            for _, function in parts:
+                run = gputune_run(folder, f"gputune-{infix}{r}", function)
+                if run and rc == 0:
+                    g_runs[function].append(run)
         if f"kt-{infix}{r}" in walls:
             rc, w = walls[f"kt-{infix}{r}"]
             (k_walls if rc == 0 else k_fail).append(w)
-            run = kt_run(folder, f"kt-{infix}{r}")
-            if run and rc == 0:
-                k_runs.append(run)
-    device = next((r["device"] for r in k_runs if r.get("device")), None)
+            for part, function in parts:
+                run = kt_run(folder, f"kt-{infix}{r}", part)
+                if run and rc == 0:
+                    k_runs[function].append(run)
+    device = next((r["device"] for runs in k_runs.values() for r in runs if r.get("device")), None)
     if device:
         print(f"Device: {device}. Runs: {len(run_numbers)} of each tool, alternating which goes first.\n")
 
     print("| tool | ok runs | wall, median [min–max] | variants evaluated | outcomes | samples taken | winner | winner time |")
     print("|---|---|---|---|---|---|---|---|")
-    g_eval = count([r.get("evaluated") for r in g_runs])
-    if any(r.get("base") for r in g_runs):
-        g_eval += " + base"
-    g_out = statuses_text(g_runs)
-    stops = sorted({k for r in g_runs for k in (r.get("stops") or {})})
-    if stops:
-        g_out += "; stopped by " + ", ".join(
-            f"{k} {count([(r.get('stops') or {}).get(k, 0) for r in g_runs])}" for k in stops)
-    g_samples = count([r.get("samples") for r in g_runs])
-    controls = [r.get("control") for r in g_runs if r.get("control")]
-    if controls:
-        g_samples += f" (control samples of base {count(controls)})"
-    print(f"| gputune | {len(g_walls)}/{len(g_walls) + len(g_fail)} | {spread(g_walls, lambda s: f'{s:.2f} s')} | "
-          f"{g_eval} | {g_out} | {g_samples} | {winners(g_runs)} | {spread([r.get('winner_time') for r in g_runs], us)} |")
-    k_samples = count([r.get("samples") for r in k_runs])
-    if k_runs:
-        k_samples += f" (incl. {k_runs[0]['warmup']} warm-up)"
-    print(f"| Kernel Tuner | {len(k_walls)}/{len(k_walls) + len(k_fail)} | {spread(k_walls, lambda s: f'{s:.2f} s')} | "
-          f"{count([r.get('evaluated') for r in k_runs])} | {statuses_text(k_runs)} | {k_samples} | "
-          f"{winners(k_runs)} | {spread([r.get('winner_time') for r in k_runs], us)} |")
+    for part, function in parts:
+        g_tool, k_tool = ("gputune", "Kernel Tuner") if function is None else \
+            (f"gputune, `{function}`", f"Kernel Tuner, {part}")
+        runs = g_runs[function]
+        g_eval = count([r.get("evaluated") for r in runs])
+        if any(r.get("base") for r in runs):
+            g_eval += " + base"
+        g_out = statuses_text(runs)
+        stops = sorted({k for r in runs for k in (r.get("stops") or {})})
+        if stops:
+            g_out += "; stopped by " + ", ".join(
+                f"{k} {count([(r.get('stops') or {}).get(k, 0) for r in runs])}" for k in stops)
+        g_samples = count([r.get("samples") for r in runs])
+        controls = [r.get("control") for r in runs if r.get("control")]
+        if controls:
+            g_samples += f" (control samples of base {count(controls)})"
+        print(f"| {g_tool} | {len(g_walls)}/{len(g_walls) + len(g_fail)} | {spread(g_walls, lambda s: f'{s:.2f} s')} | "
+              f"{g_eval} | {g_out} | {g_samples} | {winners(runs)} | {spread([r.get('winner_time') for r in runs], us)} |")
+        runs = k_runs[function]
+        k_samples = count([r.get("samples") for r in runs])
+        if runs:
+            k_samples += f" (incl. {runs[0]['warmup']} warm-up)"
+        print(f"| {k_tool} | {len(k_walls)}/{len(k_walls) + len(k_fail)} | {spread(k_walls, lambda s: f'{s:.2f} s')} | "
+              f"{count([r.get('evaluated') for r in runs])} | {statuses_text(runs)} | {k_samples} | "
+              f"{winners(runs)} | {spread([r.get('winner_time') for r in runs], us)} |")
     print()
+    if len(parts) > 1:
+        print("Each tool's wall is of its whole run (every part, one after the other): the rows of one "
+              "tool share it.")
     ratio = None
     if g_walls and k_walls:
         gm, km = statistics.median(g_walls), statistics.median(k_walls)
@@ -329,27 +361,32 @@ def mode_summary(folder, walls, problem, infix, title):
           "Tuner's the mean of its 7 back-to-back launches, each timed by CUDA events"
           + (" (first pass only: gputune's includes final_sum)" if problem == "reduce" else "")
           + ": they do not compare directly; the cross-check below compares each tool's pick in the other's measurements.")
-    if k_runs:
+    for part, function in parts:
+        runs = k_runs[function]
+        if not runs:
+            continue
         keys = [("total_compile_time", "compile"), ("total_verification_time", "verification"),
                 ("total_benchmark_time", "benchmark"), ("total_framework_time", "framework"),
                 ("total_strategy_time", "strategy")]
-        parts = []
+        parts_text = []
         for key, what in keys:
-            vals = [r["timings"].get(key) for r in k_runs if r["timings"].get(key) is not None]
+            vals = [r["timings"].get(key) for r in runs if r["timings"].get(key) is not None]
             if vals:
-                parts.append(f"{what} {statistics.median(vals) / 1e3:.2f} s")
-        setup = [r["seconds"].get("imports_and_setup", 0) + r["seconds"].get("data", 0) for r in k_runs if r["seconds"]]
+                parts_text.append(f"{what} {statistics.median(vals) / 1e3:.2f} s")
+        setup = [r["seconds"].get("imports_and_setup", 0) + r["seconds"].get("data", 0) for r in runs if r["seconds"]]
         if setup:
-            parts.append(f"imports, device and data before tune_kernel {statistics.median(setup):.2f} s")
-        if parts:
-            print("Kernel Tuner's own split of its time (medians): " + ", ".join(parts) + ".")
+            parts_text.append(f"imports, device and data before tune_kernel {statistics.median(setup):.2f} s")
+        if parts_text:
+            print("Kernel Tuner's own split of its time" + (f" on {part}" if part else "") + " (medians): "
+                  + ", ".join(parts_text) + ".")
     print()
-    if g_runs and k_runs:
-        for line in (rank_line("gputune", g_runs, "Kernel Tuner", k_runs),
-                     rank_line("Kernel Tuner", k_runs, "gputune", g_runs)):
-            if line:
-                print(line)
-        print()
+    for part, function in parts:
+        if g_runs[function] and k_runs[function]:
+            for line in (rank_line("gputune", g_runs[function], "Kernel Tuner", k_runs[function]),
+                         rank_line("Kernel Tuner", k_runs[function], "gputune", g_runs[function])):
+                if line:
+                    print(line if function is None else f"- `{function}` / {part}:" + line[1:])
+            print()
     return g_runs, [f"gputune-{infix}{r}" for r in run_numbers], ratio
 
 
@@ -361,10 +398,12 @@ def problem_summary(root, problem):
     print(f"### {TITLES.get(problem, problem)}\n")
     if os.path.exists(os.path.join(folder, "errors.txt")):
         print("Errors: " + open(os.path.join(folder, "errors.txt")).read().strip() + "\n")
-    g_runs, names, ratios = [], [], []
+    parts = parts_of(problem)
+    g_runs, names, ratios = {f: [] for _, f in parts}, [], []
     for infix, title in MODES:
         runs, run_names, ratio = mode_summary(folder, walls, problem, infix, title)
-        g_runs += runs
+        for function, rs in runs.items():
+            g_runs[function] += rs
         names += run_names
         if ratio:
             ratios.append((title.split(" (")[0], ratio))
@@ -372,11 +411,14 @@ def problem_summary(root, problem):
         print("**All four, wall to wall (medians):** " + "; ".join(
             f"{what}: gputune {g:.2f} s, Kernel Tuner {k:.2f} s, ratio {g / k:.3f}"
             for what, (g, k) in ratios) + ".\n")
-    again = [run for n in sorted(walls) if re.fullmatch(r"again-\d+", n) and walls[n][0] == 0
-             for run in [gputune_run(folder, n)] if run]
     where_time(folder, names)
-    quality(folder, g_runs + again)
-    tie_check(folder, problem, [r["name"] for r in g_runs + again])
+    for part, function in parts:
+        if function is not None:
+            print(f"#### `{function}` (Kernel Tuner's {part})\n")
+        again = [run for n in sorted(walls) if re.fullmatch(r"again-\d+", n) and walls[n][0] == 0
+                 for run in [gputune_run(folder, n, function)] if run]
+        quality(folder, g_runs[function] + again, function)
+        tie_check(folder, part or problem, [r["name"] for r in g_runs[function] + again], function)
     print()
 
 
@@ -395,14 +437,15 @@ def where_time(folder, names):
         print("\n".join(lines) + "\n")
 
 
-def tie_check(folder, problem, names):
-    """The point identical to base, as each gputune search's report marks it."""
+def tie_check(folder, problem, names, function=None):
+    """The point identical to base, as each gputune search's report marks it (in `function`'s
+    groups only, when given)."""
     label = IDENTICAL.get(problem)
     if not label or not names:
         return
     marks = []
     for name in names:
-        variants = report_variants(os.path.join(folder, f"{name}.report.json")) or []
+        variants = report_variants(os.path.join(folder, f"{name}.report.json"), function) or []
         v = next((v for v in variants if v["variant"] == label), None)
         if v is None or v.get("score") is None:
             marks.append((name, None))
@@ -418,12 +461,12 @@ def tie_check(folder, problem, names):
           f"**{verdict}**.\n")
 
 
-def quality(folder, g_runs):
+def quality(folder, g_runs, function=None):
     timed = [r for r in g_runs if r.get("winner_time")]
     if not timed:
         print("Quality guard: no gputune winners to check.")
         return
-    full = store_rows(os.path.join(folder, "full.db"))
+    full = store_rows(os.path.join(folder, "full.db"), function)
     if full is not None:
         ok = [r for r in full if r["variant"] != "base" and r["status"] == "ok" and r["center"]]
         if not ok:
