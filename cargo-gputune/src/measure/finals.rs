@@ -157,12 +157,11 @@ impl Measured {
                     && m.bench == plan.info.name
             })
             .collect();
-        // The workload whose screening process still waits goes first: that process takes
-        // its finals without a start-up of its own (a new process, a second setup of every
-        // workload, otherwise); the others' finals start their own either way.
-        let waiting = self.kept.as_ref().map(|s| s.ct().to_string());
+        // Each workload whose screening process still waits takes its finals in it, without
+        // a start-up of its own (a new process, a second setup of every workload, otherwise);
+        // they go first, so that the others' new processes start when they are done.
         let mut order: Vec<_> = cts.iter().collect();
-        order.sort_by_key(|ct| waiting.as_deref() != Some(ct.key.as_str()));
+        order.sort_by_key(|ct| !self.kept.contains_key(&ct.key));
         for ct in order {
             let mut variants: BTreeMap<String, Vec<Measurement>> = BTreeMap::new();
             // When each variant's rows were stored: a decision is made once, when the finals
@@ -271,7 +270,7 @@ impl Measured {
                     keep: false,
                 };
                 let mut control: Vec<Measurement> = Vec::new();
-                let kept = self.kept.take();
+                let kept = self.kept.remove(&ct.key);
                 let ran = plan.run(&req, kept, out, &mut |label, mut new, out| {
                     if label == "base" {
                         if base_row.is_empty() {

@@ -28,9 +28,11 @@ pub(crate) struct Measured {
     base_run: BTreeMap<String, f64>,
     /// The binary each variant measured by this process was run from, for the finals.
     pub(crate) bins: BTreeMap<String, PathBuf>,
-    /// The last bench process of a deciding search's first pass, waiting to measure the
-    /// finals (or the next batch of a strategy) in the same process.
-    pub(crate) kept: Option<Session>,
+    /// Per compile-time workload, the last bench process of a deciding search's first pass,
+    /// waiting to measure the next batch of a strategy, or the finals, in the same process:
+    /// one start-up and one setup per workload for the whole search. A waiting process runs
+    /// nothing on the GPU; it holds its context and its workloads' buffers.
+    pub(crate) kept: BTreeMap<String, Session>,
 }
 
 impl Measured {
@@ -41,7 +43,7 @@ impl Measured {
             rows: BTreeMap::new(),
             base_run: BTreeMap::new(),
             bins: BTreeMap::new(),
-            kept: None,
+            kept: BTreeMap::new(),
         };
         let mine: Vec<Measurement> = store
             .measurements()?
@@ -117,7 +119,7 @@ impl Measured {
                 control: false,
                 keep: false,
             };
-            let ran = plan.run(&req, self.kept.take(), out, &mut |_, rows, _| {
+            let ran = plan.run(&req, self.kept.remove(&ct.key), out, &mut |_, rows, _| {
                 store.put_with_energy(&rows, &plan.energy.take(&rows))?;
                 new = rows;
                 Ok(())
@@ -142,14 +144,19 @@ impl Measured {
         Ok(())
     }
 
-    /// Ends the process kept waiting for a pass, if any (nothing more is coming to it).
+    /// Ends the processes kept waiting for a pass, if any (nothing more is coming to them).
     pub(crate) fn end_kept(&mut self, counters: &mut Counters) -> Result<()> {
-        if let Some(session) = self.kept.take() {
+        // Every one is ended; the first failure is the one reported.
+        let mut result = Ok(());
+        for session in std::mem::take(&mut self.kept).into_values() {
             let mut ran = Ran::default();
-            ran.ended(session, Some(END_LIMIT))?;
+            let ended = ran.ended(session, Some(END_LIMIT));
             counters.ran(ran);
+            if result.is_ok() {
+                result = ended;
+            }
         }
-        Ok(())
+        result
     }
 
     /// How long one state of a variant may run on compile-time workload `ct`: `run_limit`
@@ -211,7 +218,7 @@ impl Measured {
                 control: true,
                 keep: plan.bench_args.decide.is_some(),
             };
-            let kept = self.kept.take();
+            let kept = self.kept.remove(&ct.key);
             let mut ran = plan.run(&req, kept, out, &mut |label, new, out| {
                 if label == "base" {
                     // The control is kept in the variants' rows; only a failure is news.
@@ -253,7 +260,9 @@ impl Measured {
                 out.advance();
                 Ok(())
             })?;
-            self.kept = ran.kept.take();
+            if let Some(session) = ran.kept.take() {
+                self.kept.insert(ct.key.clone(), session);
+            }
             counters.ran(ran);
         }
         Ok(scored)

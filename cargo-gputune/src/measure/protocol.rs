@@ -217,12 +217,15 @@ impl Session {
         jsonl: &Path,
         more: bool,
     ) -> Result<Session> {
-        let _ = std::fs::remove_file(jsonl);
-        // Every process's stderr is kept beside the events (`run.PID-N.stderr`): the next
-        // process does not overwrite what the last one said.
+        // Every process has its own events and stderr beside `jsonl` (`run.PID-N.jsonl`,
+        // `run.PID-N.stderr`): several wait at once (one per compile-time workload), and the
+        // next process does not overwrite what the last one said.
         static PROCESSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = PROCESSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let err_path = jsonl.with_extension(format!("{}-{n}.stderr", std::process::id()));
+        let id = format!("{}-{n}", std::process::id());
+        let err_path = jsonl.with_extension(format!("{id}.stderr"));
+        let jsonl = &jsonl.with_extension(format!("{id}.jsonl"));
+        let _ = std::fs::remove_file(jsonl);
         let mut cmd = Command::new(bin);
         cmd.args(args)
             .arg("--jsonl")
@@ -376,6 +379,8 @@ impl Drop for Session {
         if !matches!(ended, Ok(Watched::Ended(_))) {
             self.group.kill();
         }
+        // Its events are in the store by now; its stderr stays.
+        let _ = std::fs::remove_file(&self.tail.path);
     }
 }
 
