@@ -66,6 +66,20 @@ impl Output {
         }
     }
 
+    /// The same settings without the progress bar: for a thread that prints beside this
+    /// output (a GPU's lane of a search on several GPUs), whose lines may cross the bar.
+    pub fn detached(&self) -> Output {
+        Output {
+            quiet: self.quiet,
+            verbose: self.verbose,
+            color: self.color,
+            terminal: self.terminal,
+            bar: None,
+            eta_shown: false,
+            json: self.json,
+        }
+    }
+
     /// Runs `f` with the progress bar (if any) taken off the screen, so that lines written
     /// meanwhile do not tear it.
     fn around_bar(&self, f: impl FnOnce()) {

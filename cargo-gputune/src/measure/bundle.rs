@@ -21,7 +21,9 @@ use crate::host::output::Output;
 use crate::host::usage::Usage;
 use crate::measure::probed::ProbedDevice;
 use crate::measure::protocol;
-use crate::measure::runs::{ct_workloads, record_failure, Counters, Measured, Plan, RunContext};
+use crate::measure::runs::{
+    ct_workloads, record_failure, Counters, CtWorkload, Measured, Plan, RunContext,
+};
 use crate::measure::search::pipeline::{
     drive, Bounds, BuildFailure, BuildStage, BuiltBatch, BuiltUnit, Proposer, RunStage,
 };
@@ -92,6 +94,18 @@ pub struct BundledFailure {
     pub message: String,
     /// Build time in seconds.
     pub seconds: f64,
+}
+
+impl BundledFailure {
+    /// The failure as the build stage reports it.
+    pub(crate) fn failure(&self) -> BuildFailure {
+        BuildFailure {
+            label: self.label.clone(),
+            status: self.status,
+            message: self.message.clone(),
+            seconds: self.seconds,
+        }
+    }
 }
 
 /// The name of the plan inside a bundle.
@@ -193,52 +207,18 @@ pub fn run_bundle(args: &RunBundle, store: &Store, out: &mut Output) -> Result<C
         .with_context(|| format!("cannot create {}", work_dir.display()))?;
     for b in &bundle.benches {
         let base_bin = dir.join(&b.base);
-        // Three processes of the base binary that need nothing of each other. The device's
-        // (the driver's start-up, the longest) goes on beside the first bench process too:
-        // the plan waits for it only when it writes a row or reads the store by device.
+        // The device's probe (the driver's start-up, the longest) goes on beside the first
+        // bench process: the plan waits for it only when it writes a row or reads the store
+        // by device.
         let device = ProbedDevice::probe(base_bin.clone(), b.bench.clone(), args.device);
-        let (declared, filtered) = std::thread::scope(|s| {
-            let declared = s.spawn(|| protocol::list(&base_bin, &[]));
-            let filtered = protocol::list(&base_bin, &b.user_axes);
-            let joined = declared
-                .join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("a probe of the bench panicked")));
-            (joined, filtered)
-        });
-        let (declared, filtered) = (declared?, filtered?);
-        let find = |list: &[protocol::BenchInfo]| {
-            list.iter()
-                .find(|i| i.name == b.bench)
-                .cloned()
-                .with_context(|| format!("{} has no bench `{}`", base_bin.display(), b.bench))
-        };
-        let (info, declared) = (find(&filtered)?, find(&declared)?);
-        store.put_space(
-            &b.package,
-            &b.function.name,
-            b.function.space_size,
-            &b.function.attribute,
-        )?;
-        let target = BenchTarget {
-            package: b.package.clone(),
-            package_id: String::new(),
-            bench: b.target.clone(),
-        };
-        let mut bench_args = gputune_protocol::BenchArgs::from_flags(&b.bench_args)
-            .with_context(|| format!("the bundle's bench arguments {:?}", b.bench_args))?;
+        let Opened {
+            info,
+            declared,
+            target,
+            mut bench_args,
+            revision,
+        } = open(dir, b, no_race, store)?;
         bench_args.device = args.device;
-        let mut revision = b.revision.clone();
-        if no_race {
-            bench_args.decide = None;
-            bench_args.tie_margin = None;
-            bench_args.race = None;
-            // The code's revision, measured another way.
-            let code = b
-                .revision
-                .rsplit_once(".m")
-                .map_or(&b.revision[..], |(c, _)| c);
-            revision = crate::measure::runs::measured_revision(code, &bench_args);
-        }
         let plan = Plan {
             target: &target,
             info: &info,
@@ -282,49 +262,18 @@ pub fn run_bundle(args: &RunBundle, store: &Store, out: &mut Output) -> Result<C
         measured.measure_base(&ctx, (&base_bin, b.base_build_seconds), &mut counters, out)?;
         for f in failures {
             if !measured.complete(&cts, &f.label) {
-                let failure = BuildFailure {
-                    label: f.label.clone(),
-                    status: f.status,
-                    message: f.message.clone(),
-                    seconds: f.seconds,
-                };
-                record_failure(&ctx, &failure, &mut counters, out)?;
+                record_failure(&ctx, &f.failure(), &mut counters, out)?;
             }
         }
         if let Some(kind) = args.strategy {
-            let space: Vec<String> = b
-                .units
-                .iter()
-                .flat_map(|u| u.labels.iter())
-                .chain(b.failures.iter().map(|f| &f.label))
-                .cloned()
-                .collect();
-            let done: Vec<String> = space
-                .iter()
-                .filter(|l| measured.complete(&cts, l))
-                .cloned()
-                .collect();
-            let bounds = Bounds {
-                batch_size: args.batch_size,
-                max_evals: args.max_evals,
-                time_limit: args.time_limit,
-                started: std::time::Instant::now(),
-            };
-            let strategy = crate::strategy::build(
-                kind,
-                args.seed,
-                args.max_evals,
-                Params::from_function(&b.function),
-                space.len(),
-            );
-            let mut proposer = Proposer::new(bounds, strategy, space, done);
+            let mut proposer = proposer(args, kind, b, &measured, &cts, args.batch_size);
             out.status(&format!(
                 "Searching with the {} strategy (at most {} variants)",
                 proposer.strategy_name(),
                 proposer.to_go()
             ));
             out.start_progress((proposer.to_go() * cts.len()) as u64, "Running");
-            let from = FromBundle { dir, bench: b };
+            let from = FromBundle::new(dir, b);
             let mut stage = Measuring {
                 ctx: &ctx,
                 measured: &mut measured,
@@ -355,12 +304,128 @@ pub fn run_bundle(args: &RunBundle, store: &Store, out: &mut Output) -> Result<C
     Ok(counters)
 }
 
+/// A bench of a bundle opened to run: what its binaries list, and the flags and revision its
+/// runs take (the device is the caller's to set).
+pub(crate) struct Opened {
+    /// The bench as `-a` narrows it.
+    pub(crate) info: protocol::BenchInfo,
+    /// The bench as it declares itself.
+    pub(crate) declared: protocol::BenchInfo,
+    /// Its bench target.
+    pub(crate) target: BenchTarget,
+    /// The flags of its runs.
+    pub(crate) bench_args: gputune_protocol::BenchArgs,
+    /// The revision its rows are stored under.
+    pub(crate) revision: String,
+}
+
+/// Lists bench `b` of the bundle in `dir` (two processes of its base binary at once), stores
+/// its space in `store`, and works out its runs' flags; `no_race` measures every variant in
+/// full, under a revision of its own.
+pub(crate) fn open(dir: &Path, b: &BundledBench, no_race: bool, store: &Store) -> Result<Opened> {
+    let base_bin = dir.join(&b.base);
+    let (declared, filtered) = std::thread::scope(|s| {
+        let declared = s.spawn(|| protocol::list(&base_bin, &[]));
+        let filtered = protocol::list(&base_bin, &b.user_axes);
+        let joined = declared
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("a probe of the bench panicked")));
+        (joined, filtered)
+    });
+    let (declared, filtered) = (declared?, filtered?);
+    let find = |list: &[protocol::BenchInfo]| {
+        list.iter()
+            .find(|i| i.name == b.bench)
+            .cloned()
+            .with_context(|| format!("{} has no bench `{}`", base_bin.display(), b.bench))
+    };
+    let (info, declared) = (find(&filtered)?, find(&declared)?);
+    store.put_space(
+        &b.package,
+        &b.function.name,
+        b.function.space_size,
+        &b.function.attribute,
+    )?;
+    let target = BenchTarget {
+        package: b.package.clone(),
+        package_id: String::new(),
+        bench: b.target.clone(),
+    };
+    let mut bench_args = gputune_protocol::BenchArgs::from_flags(&b.bench_args)
+        .with_context(|| format!("the bundle's bench arguments {:?}", b.bench_args))?;
+    let mut revision = b.revision.clone();
+    if no_race {
+        bench_args.decide = None;
+        bench_args.tie_margin = None;
+        bench_args.race = None;
+        // The code's revision, measured another way.
+        let code = b
+            .revision
+            .rsplit_once(".m")
+            .map_or(&b.revision[..], |(c, _)| c);
+        revision = crate::measure::runs::measured_revision(code, &bench_args);
+    }
+    Ok(Opened {
+        info,
+        declared,
+        target,
+        bench_args,
+        revision,
+    })
+}
+
+/// The proposer of `run-bundle --strategy kind` over bench `b`'s whole space (its built
+/// variants and its build failures), what `measured` holds counted as evaluated, in batches
+/// of `batch_size`.
+pub(crate) fn proposer(
+    args: &RunBundle,
+    kind: StrategyKind,
+    b: &BundledBench,
+    measured: &Measured,
+    cts: &[CtWorkload],
+    batch_size: usize,
+) -> Proposer {
+    let space: Vec<String> = b
+        .units
+        .iter()
+        .flat_map(|u| u.labels.iter())
+        .chain(b.failures.iter().map(|f| &f.label))
+        .cloned()
+        .collect();
+    let done: Vec<String> = space
+        .iter()
+        .filter(|l| measured.complete(cts, l))
+        .cloned()
+        .collect();
+    let bounds = Bounds {
+        batch_size,
+        max_evals: args.max_evals,
+        time_limit: args.time_limit,
+        started: std::time::Instant::now(),
+    };
+    let strategy = crate::strategy::build(
+        kind,
+        args.seed,
+        args.max_evals,
+        Params::from_function(&b.function),
+        space.len(),
+    );
+    Proposer::new(bounds, strategy, space, done)
+}
+
 /// The build stage of `run-bundle --strategy`: nothing is built, a proposed batch is found in
 /// the bundle's binaries (one unit per binary that holds part of it, charged its share of
 /// that binary's build time), and the bundle's build failures are reported as such.
-struct FromBundle<'a> {
+pub(crate) struct FromBundle<'a> {
     dir: &'a Path,
     bench: &'a BundledBench,
+}
+
+impl<'a> FromBundle<'a> {
+    /// The build stage of bench `bench` of the bundle in `dir`.
+    pub(crate) fn new(dir: &'a Path, bench: &'a BundledBench) -> FromBundle<'a> {
+        FromBundle { dir, bench }
+    }
 }
 
 impl BuildStage for FromBundle<'_> {
@@ -387,12 +452,7 @@ impl BuildStage for FromBundle<'_> {
             .iter()
             .filter(|f| batch.contains(&f.label))
         {
-            built.failures.push(BuildFailure {
-                label: f.label.clone(),
-                status: f.status,
-                message: f.message.clone(),
-                seconds: f.seconds,
-            });
+            built.failures.push(f.failure());
         }
         Ok(built)
     }
@@ -421,7 +481,7 @@ impl RunStage for Measuring<'_, '_> {
 /// (the labels of all units, in order), each cut down to the labels in the block. A cut
 /// unit's build time is its share of the whole unit's, so that each variant is charged the
 /// build time an unsharded run would charge it.
-fn shard_units(units: &[BundledUnit], shard: Option<Shard>) -> Vec<BundledUnit> {
+pub(crate) fn shard_units(units: &[BundledUnit], shard: Option<Shard>) -> Vec<BundledUnit> {
     let total: usize = units.iter().map(|u| u.labels.len()).sum();
     let block = shard.map_or(0..total, |s| s.range(total));
     let mut first = 0;

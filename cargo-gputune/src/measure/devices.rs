@@ -1,21 +1,23 @@
-//! `run-bundle --devices`: the GPUs of one host measuring one bundle at once. Each GPU gets a
-//! shard (`run-bundle --shard I/N --device D`, a child process of its own) whose store sits
-//! beside the store it feeds ([`shard_store`]), and the shards' stores are merged into it when
-//! every child is done. Every bench process measures base as the
-//! control of its variants, so each speedup is against base on the same physical GPU; a GPU
-//! that fails or is lost ends its own shard only.
+//! `run-bundle --devices` (and `search --devices`, which builds a bundle first): one search of
+//! a bundle over the GPUs of one host, into one store. Each GPU is a lane of the search
+//! ([`crate::measure::lanes`]): one waiting bench process on it, base measured in that process
+//! as the control of its variants, so each speedup is against base on the same physical GPU.
+//! Nothing is written beside the store: a search into another store measures afresh, and one
+//! into the same store resumes from what it holds, and says so.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
 use crate::host::output::Output;
 use crate::host::usage::Usage;
-use crate::measure::bundle::Bundle;
-use crate::measure::bundle::RunBundle;
+use crate::measure::bundle::{
+    self, open, shard_units, Bundle, BundledBench, FromBundle, RunBundle,
+};
+use crate::measure::lanes::{self, queue::Item, LaneSummary, Work};
+use crate::measure::probed::ProbedDevice;
 use crate::measure::protocol;
-use crate::measure::shard::Shard;
+use crate::measure::runs::{ct_workloads, Counters, Measured, Plan, RunContext};
 use crate::results::store::{SearchLock, Store};
 
 /// The most ordinals `all` probes.
@@ -61,152 +63,220 @@ pub fn ordinals(spec: &str, dir: &Path) -> Result<Vec<u32>> {
     Ok(found)
 }
 
-/// The store shard `shard` of a search into `target` writes: beside `target`, named for it
-/// (`runs/a.db` → `runs/a.shard-1-of-2.db`), so that a search into another store starts afresh
-/// and one into the same store resumes its shards.
-pub fn shard_store(target: &Path, shard: Shard) -> PathBuf {
-    let stem = target.file_stem().map_or_else(
-        || "gputune".to_string(),
-        |s| s.to_string_lossy().into_owned(),
-    );
-    target.with_file_name(format!(
-        "{stem}.shard-{}-of-{}.db",
-        shard.index, shard.count
-    ))
-}
-
-/// What a shard's store holds, for the line that says a search resumes from it.
-fn resumed(store: &Path) -> String {
-    match Store::open(store).and_then(|s| s.measurements()) {
-        Ok(rows) => format!("{} result(s) kept", rows.len()),
-        Err(e) => format!("unreadable: {e}"),
-    }
-}
-
-/// Runs the bundle in `args.dir` on `devices` at once, one shard each, and merges the shards
-/// into `target`; returns the exit code: 0 when every shard finished, 1 when one did not
-/// (what the others measured is merged all the same).
+/// Runs the bundle in `args.dir` as one search over `devices` at once, into `target`
+/// ([`crate::measure::lanes`]): screening spread over the GPUs, the finals chosen from all of
+/// them together and spread again. Says what each GPU did; returns the exit code, 0 when the
+/// search finished (a GPU that failed is a warning: the others finished its work), and an
+/// error when every GPU failed.
 pub fn run(args: &RunBundle, devices: &[u32], target: &Path, out: &mut Output) -> Result<i32> {
-    let me = std::env::current_exe().context("cannot find this cargo-gputune")?;
-    let logs = args.dir.join("work");
-    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
-    let count = devices.len();
+    let started = std::time::Instant::now();
+    let (counters, lanes) = search(args, devices, target, out)?;
+    for l in &lanes {
+        out.status(&format!(
+            "GPU {}: {} variant(s) screened, {} finalist(s){}",
+            l.device,
+            l.screened,
+            l.finals,
+            l.failed
+                .as_ref()
+                .map(|why| format!("; failed: {why}"))
+                .unwrap_or_default()
+        ));
+    }
     out.status(&format!(
-        "Running {} on {count} GPU(s) at once: {}",
-        args.dir.display(),
+        "Done: {} GPU(s), {} run(s), {} result(s) stored in {}",
+        lanes.iter().filter(|l| l.failed.is_none()).count(),
+        counters.runs,
+        counters.stored,
+        target.display()
+    ));
+    if let Some(line) = counters.critical_path(started) {
+        out.status(&line);
+    }
+    Ok(0)
+}
+
+/// [`run`]'s search: what the bench processes ran and what each GPU did.
+fn search(
+    args: &RunBundle,
+    devices: &[u32],
+    target: &Path,
+    out: &mut Output,
+) -> Result<(Counters, Vec<LaneSummary>)> {
+    if args.shard.is_some() {
+        return Err(anyhow::Error::new(Usage(
+            "--devices spreads the whole bundle over the GPUs; it does not take --shard".into(),
+        )));
+    }
+    if args.batch_size == 0 {
+        return Err(anyhow::Error::new(Usage(
+            "--batch-size must be at least 1".into(),
+        )));
+    }
+    let dir = args.dir.as_path();
+    let bundle = Bundle::read(dir)?;
+    let _lock = SearchLock::acquire(target)?;
+    let store = Store::open(target)?;
+    out.status(&format!(
+        "Running {} on {} GPU(s) at once: {}",
+        dir.display(),
+        devices.len(),
         devices
             .iter()
             .map(u32::to_string)
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let mut children = Vec::new();
-    for (i, &d) in devices.iter().enumerate() {
-        let shard = Shard {
-            index: i + 1,
-            count,
-        };
-        let store = shard_store(target, shard);
-        if store.is_file() {
-            out.status(&format!(
-                "device {d}, shard {shard}: resuming the search into {} from {} ({})",
-                target.display(),
-                store.display(),
-                resumed(&store)
-            ));
-        }
-        let log = logs.join(format!("device-{d}.log"));
-        let mut cmd = Command::new(&me);
-        cmd.arg("run-bundle")
-            .arg(&args.dir)
-            .arg("--db")
-            .arg(&store)
-            .args([
-                "--color",
-                "never",
-                "--shard",
-                &shard.to_string(),
-                "--device",
-            ])
-            .arg(d.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log)?);
-        if args.no_race {
-            cmd.arg("--no-race");
-        }
-        let child = cmd
-            .spawn()
-            .with_context(|| format!("cannot start {}", me.display()))?;
-        children.push((d, shard, log, child));
-    }
-    let mut failed = Vec::new();
-    let mut stores: Vec<PathBuf> = Vec::new();
-    for (d, shard, log, mut child) in children {
-        let status = child.wait()?;
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let last = text
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or_default()
-            .trim()
-            .to_string();
-        out.status(&format!(
-            "device {d}, shard {shard}: {} ({last}; {})",
-            if status.success() { "done" } else { "failed" },
-            log.display()
-        ));
-        if !status.success() {
-            failed.push(d);
-        }
-        let store = shard_store(target, shard);
-        if store.is_file() {
-            stores.push(store);
+    let mut counters = Counters::default();
+    let mut summaries: Vec<LaneSummary> = Vec::new();
+    for b in &bundle.benches {
+        let lanes = bench(args, b, devices, (&store, target), &mut counters, out)?;
+        if summaries.is_empty() {
+            summaries = lanes;
+        } else {
+            for (s, l) in summaries.iter_mut().zip(lanes) {
+                s.screened += l.screened;
+                s.finals += l.finals;
+                if s.failed.is_none() {
+                    s.failed = l.failed;
+                }
+            }
         }
     }
-    if !stores.is_empty() {
-        let _lock = SearchLock::acquire(target)?;
-        let store = Store::open(target)?;
-        crate::results::merge::merge(&store, &stores, out)?;
-    }
-    if failed.is_empty() {
-        out.status(&format!(
-            "Done: {count} GPU(s), every shard merged into {}",
-            target.display()
-        ));
-        Ok(0)
-    } else {
-        out.status(&format!(
-            "GPU(s) {} did not finish their shards (see their logs); what every GPU measured \
-             is merged into {}. Run the same command again to resume: nothing measured is \
-             measured twice",
-            failed
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-            target.display()
-        ));
-        Ok(1)
-    }
+    Ok((counters, summaries))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_shard_s_store_is_beside_the_store_it_feeds_and_named_for_it() {
-        let shard = Shard { index: 2, count: 4 };
-        assert_eq!(
-            shard_store(Path::new("/runs/first.db"), shard),
-            Path::new("/runs/first.shard-2-of-4.db")
-        );
-        // Two searches of one bundle into two stores never share a shard's store.
-        assert_ne!(
-            shard_store(Path::new("/runs/first.db"), shard),
-            shard_store(Path::new("/runs/second.db"), shard)
-        );
+/// One bench of the bundle over `devices`, into `store` (at `target`).
+fn bench(
+    args: &RunBundle,
+    b: &BundledBench,
+    devices: &[u32],
+    (store, target): (&Store, &Path),
+    counters: &mut Counters,
+    out: &mut Output,
+) -> Result<Vec<LaneSummary>> {
+    let dir = args.dir.as_path();
+    let base_bin = dir.join(&b.base);
+    // Every GPU's probe goes on beside the first bench processes; the search's device is the
+    // first one found, in the order given.
+    let probes: Vec<ProbedDevice> = devices
+        .iter()
+        .map(|&d| ProbedDevice::probe(base_bin.clone(), b.bench.clone(), d))
+        .collect();
+    let opened = open(dir, b, args.no_race, store)?;
+    let plan = |device: ProbedDevice, ordinal: u32, work_dir: PathBuf| -> Result<Plan<'_>> {
+        std::fs::create_dir_all(&work_dir)
+            .with_context(|| format!("cannot create {}", work_dir.display()))?;
+        let mut bench_args = opened.bench_args.clone();
+        bench_args.device = ordinal;
+        Ok(Plan {
+            target: &opened.target,
+            info: &opened.info,
+            function: &b.function,
+            declared: &opened.declared.axes,
+            revision: opened.revision.clone(),
+            device,
+            user_axes: b.user_axes.clone(),
+            bench_args,
+            work_dir,
+            energy: Default::default(),
+        })
+    };
+    let work = dir.join("work");
+    let search = plan(
+        ProbedDevice::first_of(probes.clone()),
+        devices.first().copied().unwrap_or_default(),
+        work.clone(),
+    )?;
+    let mut lanes = Vec::new();
+    for (probe, &d) in probes.into_iter().zip(devices) {
+        lanes.push(plan(probe, d, work.join(format!("device-{d}")))?);
     }
+    let cts = ct_workloads(&opened.info.axes);
+    let ctx = RunContext {
+        plan: &search,
+        cts: &cts,
+        store,
+    };
+    let mut measured = Measured::load(&search, store)?;
+    let units = shard_units(&b.units, None);
+    let built: usize = units.iter().map(|u| u.labels.len()).sum();
+    out.status(&format!(
+        "Running {}.{} from the bundle ({} binaries, {} variants) on {} GPU(s): screening \
+         spread over them, the finals chosen from all of them together",
+        b.bench,
+        b.function.name,
+        units.len() + 1,
+        built + b.failures.len(),
+        devices.len()
+    ));
+    let kept = measured.done.iter().filter(|(_, v)| v != "base").count();
+    if kept > 0 {
+        out.status(&format!(
+            "Resuming the search into {}: {kept} result(s) of {}.{} kept from it, not measured \
+             again",
+            target.display(),
+            b.bench,
+            b.function.name
+        ));
+    }
+    // Without deciding, base runs in a process of its own first (it defines the run limits).
+    measured.measure_base(&ctx, (&base_bin, b.base_build_seconds), counters, out)?;
+    let failures: Vec<_> = b.failures.iter().map(|f| f.failure()).collect();
+    let mut proposer;
+    let from = FromBundle::new(dir, b);
+    let work = match args.strategy {
+        Some(kind) => {
+            // A batch of at least one variant per GPU, spread over them.
+            let batch = args.batch_size.max(devices.len());
+            proposer = bundle::proposer(args, kind, b, &measured, &cts, batch);
+            out.status(&format!(
+                "Searching with the {} strategy (at most {} variants, batches of {batch} over \
+                 the GPUs)",
+                proposer.strategy_name(),
+                proposer.to_go()
+            ));
+            out.start_progress((proposer.to_go() * cts.len()) as u64, "Running");
+            Work::Strategy {
+                proposer: &mut proposer,
+                from: &from,
+            }
+        }
+        None => {
+            let items: Vec<Item> = units
+                .iter()
+                .flat_map(|u| {
+                    let per = u.build_seconds / u.labels.len().max(1) as f64;
+                    let bin = dir.join(&u.bin);
+                    let measured = &measured;
+                    cts.iter().enumerate().map(move |(ct, w)| Item {
+                        bin: bin.clone(),
+                        ct,
+                        labels: u
+                            .labels
+                            .iter()
+                            .filter(|l| !measured.done.contains(&(w.key.clone(), (*l).clone())))
+                            .cloned()
+                            .collect(),
+                        build_seconds: per,
+                        avoid: None,
+                    })
+                })
+                .collect();
+            let to_go: usize = items.iter().map(|i| i.labels.len()).sum();
+            out.start_progress(to_go as u64, "Running");
+            Work::Items(items, &failures)
+        }
+    };
+    let result = lanes::run(
+        &ctx,
+        lanes,
+        devices,
+        work,
+        (&mut measured, b.run_limit),
+        counters,
+        out,
+    );
+    out.finish_progress();
+    result
 }

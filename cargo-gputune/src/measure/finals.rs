@@ -20,11 +20,11 @@ use anyhow::Result;
 use gputune_protocol::{Status, StopReason};
 
 use crate::host::output::Output;
-use crate::measure::runs::{Counters, Measured, Pass, RunContext, RunRequest};
+use crate::measure::runs::{Counters, Measured, Pass, Plan, RunContext, RunRequest};
 use crate::measure::search::pipeline::BuiltUnit;
 use crate::results;
 use crate::results::present;
-use crate::results::store::Measurement;
+use crate::results::store::{Dated, Measurement, Store};
 
 /// The lower and upper bound of the median of `sorted` (ascending) at `z` standard errors:
 /// the order statistics `n/2 ∓ z·√n/2`, clamped to the samples. Distribution-free, so a
@@ -120,6 +120,102 @@ pub(crate) fn finalists(variants: &BTreeMap<String, Vec<Measurement>>, z: f64) -
         .collect()
 }
 
+/// What the finals of one compile-time workload measure, decided from what is stored.
+pub(crate) struct Decision {
+    /// The finalists, best first.
+    pub(crate) finals: Vec<Standing>,
+    /// The workload's variants that are only screened.
+    pub(crate) screened: usize,
+    /// Each variant's build time, from its stored rows: its rows in full keep it.
+    pub(crate) build_seconds: BTreeMap<String, Option<f64>>,
+}
+
+/// The rows `plan`'s bench has in `store` on its revision and device, with when each was
+/// stored.
+pub(crate) fn bench_rows(plan: &Plan<'_>, store: &Store) -> Result<Vec<Dated>> {
+    let (device, _) = plan.device.get()?;
+    Ok(store
+        .dated_measurements()?
+        .into_iter()
+        .filter(|d| {
+            let m = &d.measurement;
+            m.revision == plan.revision
+                && m.device == device
+                && m.package == plan.target.package
+                && m.bench == plan.info.name
+        })
+        .collect())
+}
+
+/// The finals that compile-time workload `ct` still needs, from its rows among `mine`
+/// ([`bench_rows`]) at `z`: `None` when its decision is made and nothing was screened after
+/// it. Base is measured in full in the finals, and stored last: a base row in full marks the
+/// decision made, and covers what was screened before it.
+pub(crate) fn decide(mine: &[Dated], ct: &str, z: f64) -> Option<Decision> {
+    let mut variants: BTreeMap<String, Vec<Measurement>> = BTreeMap::new();
+    // When each variant's rows were stored.
+    let mut stored: BTreeMap<String, String> = BTreeMap::new();
+    for d in mine.iter().filter(|d| d.measurement.ct_workload == ct) {
+        let at = stored.entry(d.measurement.variant.clone()).or_default();
+        if d.created > *at {
+            at.clone_from(&d.created);
+        }
+        variants
+            .entry(d.measurement.variant.clone())
+            .or_default()
+            .push(d.measurement.clone());
+    }
+    let decided_at = variants
+        .get("base")
+        .filter(|rows| {
+            !rows.is_empty() && rows.iter().all(|r| r.stop != Some(StopReason::Screened))
+        })
+        .and_then(|_| stored.get("base").cloned());
+    let base_pending = decided_at.is_none();
+    // Variants screened after the last decision (a search extended later) are still to
+    // decide; the others were decided then.
+    let undecided = |label: &str| {
+        decided_at
+            .as_ref()
+            .map_or(true, |at| stored.get(label).is_some_and(|s| s > at))
+    };
+    let finals: Vec<Standing> = finalists(&variants, z)
+        .into_iter()
+        .filter(|s| undecided(&s.label))
+        .collect();
+    if finals.is_empty() && !base_pending {
+        return None;
+    }
+    let screened = variants
+        .iter()
+        .filter(|(label, rows)| {
+            label.as_str() != "base" && rows.iter().any(|r| r.stop == Some(StopReason::Screened))
+        })
+        .count();
+    let build_seconds = variants
+        .iter()
+        .map(|(l, rows)| (l.clone(), rows.iter().find_map(|r| r.build_seconds)))
+        .collect();
+    Some(Decision {
+        finals,
+        screened,
+        build_seconds,
+    })
+}
+
+/// Says what the finals of `ct` measure.
+pub(crate) fn announce(plan: &Plan<'_>, ct: &str, decision: &Decision, out: &mut Output) {
+    let n = decision.finals.len();
+    out.status(&format!(
+        "Deciding {}.{} [{ct}]: {n} of {} screened can still win or tie; measuring {} and \
+         base in full",
+        plan.info.name,
+        plan.function.name,
+        decision.screened,
+        if n == 1 { "it" } else { "them" },
+    ));
+}
+
 /// Builds binaries for finalists that have none (a resumed search whose batch binaries are
 /// gone).
 pub(crate) type Rebuild<'a> = dyn FnMut(&[String], &mut Output) -> Result<Vec<BuiltUnit>> + 'a;
@@ -143,85 +239,23 @@ impl Measured {
         let Some(z) = plan.bench_args.decide else {
             return Ok(());
         };
-        let f = plan.function;
         // This bench's rows, read once: each workload's finals store only its own.
-        let (device, _) = plan.device.get()?;
-        let mine: Vec<_> = store
-            .dated_measurements()?
-            .into_iter()
-            .filter(|d| {
-                let m = &d.measurement;
-                m.revision == plan.revision
-                    && m.device == device
-                    && m.package == plan.target.package
-                    && m.bench == plan.info.name
-            })
-            .collect();
+        let mine = bench_rows(plan, store)?;
         // Each workload whose screening process still waits takes its finals in it, without
         // a start-up of its own (a new process, a second setup of every workload, otherwise);
         // they go first, so that the others' new processes start when they are done.
         let mut order: Vec<_> = cts.iter().collect();
         order.sort_by_key(|ct| !self.kept.contains_key(&ct.key));
         for ct in order {
-            let mut variants: BTreeMap<String, Vec<Measurement>> = BTreeMap::new();
-            // When each variant's rows were stored: a decision is made once, when the finals
-            // end by storing base, and covers what was screened before it.
-            let mut stored: BTreeMap<String, String> = BTreeMap::new();
-            for d in mine
-                .iter()
-                .filter(|d| d.measurement.ct_workload == ct.key)
-                .cloned()
-            {
-                let at = stored.entry(d.measurement.variant.clone()).or_default();
-                if d.created > *at {
-                    *at = d.created.clone();
-                }
-                variants
-                    .entry(d.measurement.variant.clone())
-                    .or_default()
-                    .push(d.measurement);
-            }
-            // Base is measured in full here, and stored last, unless the finals of everything
-            // screened so far are done: a deciding search measures base nowhere else but as
-            // the batches' control, so a base row in full marks a decision made.
-            let decided_at = variants
-                .get("base")
-                .filter(|rows| {
-                    !rows.is_empty() && rows.iter().all(|r| r.stop != Some(StopReason::Screened))
-                })
-                .and_then(|_| stored.get("base").cloned());
-            let base_pending = decided_at.is_none();
-            // Variants screened after the last decision (a search extended later) are still
-            // to decide; the others were decided then.
-            let undecided = |label: &str| {
-                decided_at
-                    .as_ref()
-                    .map_or(true, |at| stored.get(label).is_some_and(|s| s > at))
-            };
-            let finals: Vec<Standing> = finalists(&variants, z)
-                .into_iter()
-                .filter(|s| undecided(&s.label))
-                .collect();
-            if finals.is_empty() && !base_pending {
+            let Some(decision) = decide(&mine, &ct.key, z) else {
                 continue;
-            }
-            let screened = variants
-                .iter()
-                .filter(|(label, rows)| {
-                    label.as_str() != "base"
-                        && rows.iter().any(|r| r.stop == Some(StopReason::Screened))
-                })
-                .count();
-            out.status(&format!(
-                "Deciding {}.{} [{}]: {} of {} screened can still win or tie; measuring {} and \
-                 base in full",
-                plan.info.name,
-                f.name,
-                ct.key,
-                finals.len(),
-                screened,
-                if finals.len() == 1 { "it" } else { "them" },
-            ));
+            };
+            announce(plan, &ct.key, &decision, out);
+            let Decision {
+                finals,
+                build_seconds,
+                ..
+            } = decision;
             // One process per binary, the binary of the best finalist first.
             let mut groups: Vec<(PathBuf, Vec<String>)> = Vec::new();
             let mut unbuilt = Vec::new();
@@ -245,10 +279,6 @@ impl Measured {
             if groups.is_empty() {
                 groups.push((base_bin.to_path_buf(), Vec::new()));
             }
-            let build_seconds: BTreeMap<String, Option<f64>> = variants
-                .iter()
-                .map(|(l, rows)| (l.clone(), rows.iter().find_map(|r| r.build_seconds)))
-                .collect();
             // Base as the first finals process measured it: stored when every finalist is, so
             // that finals cut short are run again on resuming.
             let mut base_row: Vec<Measurement> = Vec::new();
@@ -300,7 +330,10 @@ impl Measured {
                             None => "unscored (base has no measurement)".into(),
                         },
                     };
-                    out.line(&format!("  {}.{label} [{}]  final: {line}", f.name, ct.key));
+                    out.line(&format!(
+                        "  {}.{label} [{}]  final: {line}",
+                        plan.function.name, ct.key
+                    ));
                     Ok(())
                 })?;
                 counters.ran(ran);

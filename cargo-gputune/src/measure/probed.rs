@@ -6,7 +6,7 @@
 //! row is written, or when the store must be read by device, and waits for the probe then.
 
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use anyhow::{anyhow, Result};
@@ -19,19 +19,31 @@ type Found = std::result::Result<(String, String), String>;
 /// The probe's thread.
 type Probe = JoinHandle<Result<(String, String)>>;
 
-/// The device of a plan: known, or being probed in the background.
+/// The device of a plan: known, or being probed in the background. A clone shares the probe
+/// (the plans of a search on several GPUs and the search itself ask the same probes).
+#[derive(Clone)]
 pub(crate) struct ProbedDevice {
+    inner: Arc<Inner>,
+}
+
+/// What the clones of a [`ProbedDevice`] share.
+struct Inner {
     found: OnceLock<Found>,
-    probe: Mutex<Option<Probe>>,
+    probe: Mutex<Option<Source>>,
+}
+
+/// Where a device not known yet comes from.
+enum Source {
+    /// A probe's thread.
+    Probe(Probe),
+    /// The first of these that is found ([`ProbedDevice::first_of`]).
+    FirstOf(Vec<ProbedDevice>),
 }
 
 impl ProbedDevice {
     /// A device already known.
     pub(crate) fn known(device: String, arch: String) -> ProbedDevice {
-        ProbedDevice {
-            found: OnceLock::from(Ok((device, arch))),
-            probe: Mutex::new(None),
-        }
+        ProbedDevice::of(OnceLock::from(Ok((device, arch))), None)
     }
 
     /// Starts probing device `ordinal` of `bench` in the binary `bin`, in the background.
@@ -40,25 +52,50 @@ impl ProbedDevice {
             .name("gputune-device-probe".into())
             .spawn(move || protocol::device(&bin, &bench, ordinal));
         match spawned {
-            Ok(handle) => ProbedDevice {
-                found: OnceLock::new(),
-                probe: Mutex::new(Some(handle)),
-            },
-            Err(e) => ProbedDevice {
-                found: OnceLock::from(Err(format!("cannot start the device probe: {e}"))),
-                probe: Mutex::new(None),
-            },
+            Ok(handle) => ProbedDevice::of(OnceLock::new(), Some(Source::Probe(handle))),
+            Err(e) => ProbedDevice::of(
+                OnceLock::from(Err(format!("cannot start the device probe: {e}"))),
+                None,
+            ),
+        }
+    }
+
+    /// The first of `devices` that is found, in their order: the device a search on several
+    /// GPUs stores its rows for, should the first GPU's probe fail.
+    pub(crate) fn first_of(devices: Vec<ProbedDevice>) -> ProbedDevice {
+        ProbedDevice::of(OnceLock::new(), Some(Source::FirstOf(devices)))
+    }
+
+    fn of(found: OnceLock<Found>, probe: Option<Source>) -> ProbedDevice {
+        ProbedDevice {
+            inner: Arc::new(Inner {
+                found,
+                probe: Mutex::new(probe),
+            }),
         }
     }
 
     /// The device's identity and architecture, waiting for the probe the first time.
     pub(crate) fn get(&self) -> Result<(&str, &str)> {
-        let found = self.found.get_or_init(|| {
-            let handle = self.probe.lock().unwrap_or_else(|e| e.into_inner()).take();
-            match handle.map(JoinHandle::join) {
-                Some(Ok(Ok(found))) => Ok(found),
-                Some(Ok(Err(e))) => Err(format!("{e:#}")),
-                Some(Err(_)) => Err("the device probe panicked".into()),
+        let inner = &*self.inner;
+        let found = inner.found.get_or_init(|| {
+            let source = inner.probe.lock().unwrap_or_else(|e| e.into_inner()).take();
+            match source {
+                Some(Source::Probe(handle)) => match handle.join() {
+                    Ok(Ok(found)) => Ok(found),
+                    Ok(Err(e)) => Err(format!("{e:#}")),
+                    Err(_) => Err("the device probe panicked".into()),
+                },
+                Some(Source::FirstOf(devices)) => {
+                    let mut errors = Vec::new();
+                    for d in &devices {
+                        match d.get() {
+                            Ok((device, arch)) => return Ok((device.into(), arch.into())),
+                            Err(e) => errors.push(format!("{e:#}")),
+                        }
+                    }
+                    Err(errors.join("; "))
+                }
                 None => Err("the device probe was lost".into()),
             }
         });
@@ -81,6 +118,21 @@ mod tests {
         let first = missing.get().expect_err("no such binary").to_string();
         let again = missing.get().expect_err("still none").to_string();
         assert_eq!(first, again, "the probe runs once");
+        let shared = missing
+            .clone()
+            .get()
+            .expect_err("a clone shares it")
+            .to_string();
+        assert_eq!(first, shared);
         assert!(first.contains("/nonexistent/bench"), "{first}");
+        // The first device found of several, in their order.
+        let other = ProbedDevice::known("other|sm_80".into(), "sm_80".into());
+        let first_of = ProbedDevice::first_of(vec![missing.clone(), known.clone(), other]);
+        assert_eq!(
+            first_of.get().expect("found"),
+            ("NVIDIA H200|sm_90", "sm_90")
+        );
+        let none = ProbedDevice::first_of(vec![missing]);
+        assert!(none.get().is_err());
     }
 }

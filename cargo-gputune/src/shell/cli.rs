@@ -254,11 +254,12 @@ pub struct RunBundleArgs {
         conflicts_with = "devices"
     )]
     pub device: u32,
-    /// Measure on several GPUs of this host at once: one `run-bundle --shard I/N --device D`
-    /// per GPU (`0,1,3`, or `all`), their stores merged into DIR/gputune.db (or --db) when
-    /// all are done. Each variant is scored against base measured in its own process, on its
-    /// own GPU. A GPU that fails ends its shard only.
-    #[arg(long, value_name = "LIST|all", conflicts_with_all = ["shard", "strategy"])]
+    /// Measure on several GPUs of this host at once (`0,1,3`, or `all`), as one search into
+    /// DIR/gputune.db (or --db): screening spread over the GPUs, the finals chosen from all of
+    /// them together and spread again, a strategy's batches (at least one variant per GPU)
+    /// spread too. Each variant is scored against base measured in its own process, on its
+    /// own GPU. A GPU that fails ends its own work only: the others take what it left.
+    #[arg(long, value_name = "LIST|all", conflicts_with = "shard")]
     pub devices: Option<String>,
 }
 
@@ -391,8 +392,8 @@ pub struct SearchArgs {
     #[arg(long)]
     pub json: bool,
     /// Measure on several GPUs of this host at once (`0,1,3` or `all`): the search is built
-    /// as a bundle, then run as `run-bundle --devices` into the store (exhaustive and random
-    /// strategies).
+    /// as a bundle (the whole space, for a guided strategy), then run as `run-bundle
+    /// --devices` into the store: one search over the GPUs.
     #[arg(long, value_name = "LIST|all", conflicts_with = "build_only")]
     pub devices: Option<String>,
     /// Arguments for the bench binaries (after `--`), e.g. `--stopping-criterion stdrel`.

@@ -124,7 +124,8 @@ pub(super) fn search_command(
 }
 
 /// `search --devices`: the search built as a bundle in the work area, then run on the GPUs
-/// at once (`run-bundle --devices`) into the store at `path`.
+/// at once (`run-bundle --devices`) into the store at `path`. A guided strategy needs the
+/// scores as it goes: the bundle holds the whole space, and the strategy runs over it.
 fn search_on_devices(
     ws: &Workspace,
     args: &crate::host::cargo::Options,
@@ -133,18 +134,11 @@ fn search_on_devices(
     path: &std::path::Path,
     out: &mut Output,
 ) -> Result<i32> {
-    if !matches!(
+    let guided = !matches!(
         s.strategy,
         cli::StrategyKind::Exhaustive | cli::StrategyKind::Random
-    ) {
-        return Err(anyhow::Error::new(Usage(
-            "--devices runs a bundle of the variants built up front: use the exhaustive or \
-             random strategy (a guided one needs the scores as it goes)"
-                .into(),
-        )));
-    }
-    // The shards' stores stay from an earlier run of the same search (they resume); the
-    // binaries are built afresh.
+    );
+    // The binaries are built afresh; what the store holds is not measured again.
     let dir = ws.work_dir(path).join("devices-bundle");
     let _ = std::fs::remove_dir_all(dir.join("bin"));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -152,22 +146,37 @@ fn search_on_devices(
         version: bundle::BUNDLE_VERSION,
         benches: Vec::new(),
     };
-    search::search(ws, args, s, search::Sink::Bundle(&dir, &mut bundle), out)?;
+    let whole = search::Settings {
+        strategy: cli::StrategyKind::Exhaustive,
+        max_evals: None,
+        time_limit: None,
+        ..s.clone()
+    };
+    let build = if guided { &whole } else { s };
+    search::search(
+        ws,
+        args,
+        build,
+        search::Sink::Bundle(&dir, &mut bundle),
+        out,
+    )?;
     bundle.write(&dir)?;
     let ordinals = crate::measure::devices::ordinals(spec, &dir)?;
     let run = bundle::RunBundle {
         dir,
         shard: None,
         no_race: false,
-        strategy: None,
-        seed: 0,
-        max_evals: None,
-        time_limit: None,
+        strategy: guided.then_some(s.strategy),
+        seed: s.seed,
+        max_evals: s.max_evals,
+        time_limit: s.time_limit,
+        // A guided strategy's batches of 4, on every GPU.
         batch_size: s
             .batch_size
-            .unwrap_or(crate::measure::search::DEFAULT_BATCH_SIZE),
+            .unwrap_or(crate::measure::search::GUIDED_BATCH_SIZE * ordinals.len()),
         device: 0,
     };
+    crate::shell::interrupt::storing();
     crate::measure::devices::run(&run, &ordinals, path, out)
 }
 
@@ -342,6 +351,7 @@ fn run_bundle_command(
     let run = bundle::RunBundle::from(r);
     if let Some(spec) = &r.devices {
         let ordinals = crate::measure::devices::ordinals(spec, &r.dir)?;
+        crate::shell::interrupt::storing();
         return crate::measure::devices::run(&run, &ordinals, &path, out);
     }
     let _lock = store::SearchLock::acquire(&path)?;

@@ -1,0 +1,385 @@
+//! One GPU's lane of a search on several GPUs: a thread that runs what the search hands it in
+//! one waiting bench process on its GPU (`--device D --more-on-stdin`), and reports every
+//! finished variant's rows back as they come.
+//!
+//! Each of its processes measures base once as the control of the variants after it, as the
+//! one process of a search on one GPU does: a later pass in the same process, within
+//! [`CONTROL_AGE`], reuses it, so that a pass costs no more than its variants. The finals
+//! measure base in full in the process that measures the finalists after it, so each speedup
+//! stays against base on the same physical GPU.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use gputune_protocol::Status;
+
+use crate::host::output::Output;
+use crate::measure::counters::Ran;
+use crate::measure::protocol::Session;
+use crate::measure::runs::{CtWorkload, Pass, Plan, RunRequest, END_LIMIT};
+use crate::results::store::Measurement;
+
+/// How long a process's control (base, measured at the start of its first pass) serves the
+/// passes after it: about as long as one GPU's process of the large space (16,020 variants,
+/// 33 s on an H200) serves its one pass. An older one is measured again.
+pub(crate) const CONTROL_AGE: Duration = Duration::from_secs(30);
+
+/// What a lane is asked to run.
+#[derive(Debug)]
+pub(crate) enum Job {
+    /// Screen (or, in a search that does not decide, measure) `labels` of `bin` on workload
+    /// `ct`, each charged `build_seconds`.
+    Screen {
+        /// The binary.
+        bin: PathBuf,
+        /// The compile-time workload, an index into the search's.
+        ct: usize,
+        /// The variants.
+        labels: Vec<String>,
+        /// The build time charged to each.
+        build_seconds: f64,
+        /// The run limit of one state.
+        limit: Duration,
+    },
+    /// Measure base in full in the waiting process, as the control of finals to come: the
+    /// lane has no screening left while others do.
+    Control {
+        /// The run limit of one state.
+        limit: Duration,
+    },
+    /// Measure finalists `labels` of `bin` on workload `ct` in full, after base in full
+    /// (reused if this process measured it already).
+    Final {
+        /// The binary.
+        bin: PathBuf,
+        /// The compile-time workload, an index into the search's.
+        ct: usize,
+        /// The finalists, best first.
+        labels: Vec<String>,
+        /// The run limit of one state.
+        limit: Duration,
+    },
+}
+
+/// What a lane reports.
+#[derive(Debug)]
+pub(crate) enum Report {
+    /// A variant's rows, finished (its control attached).
+    Rows {
+        /// The lane.
+        lane: usize,
+        /// The pass that measured it.
+        pass: Pass,
+        /// The compile-time workload, an index into the search's.
+        ct: usize,
+        /// The variant.
+        label: String,
+        /// Its rows.
+        rows: Vec<Measurement>,
+    },
+    /// Base's rows as a process measured them: the control of the variants after it in a
+    /// screening pass (only its failure is news), or base in full before finalists.
+    Base {
+        /// The lane.
+        lane: usize,
+        /// The pass that measured it.
+        pass: Pass,
+        /// The compile-time workload, an index into the search's.
+        ct: usize,
+        /// Its rows.
+        rows: Vec<Measurement>,
+    },
+    /// A job is done; what its processes ran.
+    Done {
+        /// The lane.
+        lane: usize,
+        /// Its processes and their timelines.
+        ran: Ran,
+    },
+    /// The lane cannot go on (its GPU cannot be opened, or its processes fail to start): it
+    /// takes no more work.
+    Failed {
+        /// The lane.
+        lane: usize,
+        /// Why.
+        error: String,
+        /// What its processes ran before.
+        ran: Ran,
+    },
+}
+
+/// Base's samples per runtime workload, as one process measured them.
+#[derive(Debug)]
+struct Control {
+    bin: PathBuf,
+    ct: usize,
+    samples: BTreeMap<String, Vec<f64>>,
+    at: Instant,
+}
+
+impl Control {
+    fn serves(&self, bin: &std::path::Path, ct: usize, age: Option<Duration>) -> bool {
+        self.bin == bin && self.ct == ct && age.map_or(true, |a| self.at.elapsed() < a)
+    }
+
+    fn of(bin: &std::path::Path, ct: usize, rows: &[Measurement]) -> Control {
+        Control {
+            bin: bin.to_path_buf(),
+            ct,
+            samples: rows
+                .iter()
+                .filter(|r| r.status == Status::Ok && r.samples.len() >= 2)
+                .map(|r| (r.rt_workload.clone(), r.samples.clone()))
+                .collect(),
+            at: Instant::now(),
+        }
+    }
+
+    fn attach(&self, rows: &mut [Measurement]) {
+        for r in rows {
+            r.control = self
+                .samples
+                .get(&r.rt_workload)
+                .cloned()
+                .unwrap_or_default();
+        }
+    }
+}
+
+/// One GPU's lane: its plan (its device, its work folder), the search's compile-time
+/// workloads, and its waiting process.
+pub(crate) struct Lane<'p> {
+    /// Its index among the search's lanes.
+    pub(crate) index: usize,
+    /// How it runs the bench, on its GPU.
+    pub(crate) plan: Plan<'p>,
+    /// The search's compile-time workloads.
+    pub(crate) cts: &'p [CtWorkload],
+    /// Where its lines go (verbose ones: the commands it runs).
+    pub(crate) out: Output,
+    /// Where its reports go.
+    pub(crate) reports: Sender<Report>,
+    kept: Option<(Session, PathBuf, usize)>,
+    screen_control: Option<Control>,
+    final_control: Option<Control>,
+}
+
+impl<'p> Lane<'p> {
+    /// A lane with no process yet.
+    pub(crate) fn new(
+        index: usize,
+        plan: Plan<'p>,
+        cts: &'p [CtWorkload],
+        out: Output,
+        reports: Sender<Report>,
+    ) -> Lane<'p> {
+        Lane {
+            index,
+            plan,
+            cts,
+            out,
+            reports,
+            kept: None,
+            screen_control: None,
+            final_control: None,
+        }
+    }
+
+    /// Runs `jobs` until the search closes the channel or the lane fails, then ends its
+    /// waiting process.
+    pub(crate) fn serve(mut self, jobs: Receiver<Job>) {
+        for job in jobs {
+            let mut ran = Ran::default();
+            let result = self.job(job, &mut ran);
+            let lane = self.index;
+            let report = match result {
+                Ok(()) => Report::Done { lane, ran },
+                Err(e) => {
+                    // Its process, if one still waits, is of no more use.
+                    if let Some((session, ..)) = self.kept.take() {
+                        let _ = ran.ended(session, Some(END_LIMIT));
+                    }
+                    let error = format!("{e:#}");
+                    let _ = self.reports.send(Report::Failed { lane, error, ran });
+                    return;
+                }
+            };
+            if self.reports.send(report).is_err() {
+                break;
+            }
+        }
+        if let Some((session, ..)) = self.kept.take() {
+            let mut ran = Ran::default();
+            let ended = ran.ended(session, Some(END_LIMIT));
+            let lane = self.index;
+            let report = match ended {
+                Ok(()) => Report::Done { lane, ran },
+                Err(e) => Report::Failed {
+                    lane,
+                    error: format!("ending its bench process: {e:#}"),
+                    ran,
+                },
+            };
+            let _ = self.reports.send(report);
+        }
+    }
+
+    /// Runs one job; `ran` gets what its processes ran.
+    fn job(&mut self, job: Job, ran: &mut Ran) -> Result<()> {
+        match job {
+            Job::Screen {
+                bin,
+                ct,
+                labels,
+                build_seconds,
+                limit,
+            } => {
+                // Energy needs base's energy in the same pass: every pass measures its control.
+                let reuse = !self.plan.bench_args.energy
+                    && self.waits_for(&bin, ct)
+                    && self
+                        .screen_control
+                        .as_ref()
+                        .is_some_and(|c| c.serves(&bin, ct, Some(CONTROL_AGE)));
+                self.pass(
+                    (&bin, ct, &labels),
+                    (Pass::First, !reuse, Some(build_seconds)),
+                    limit,
+                    ran,
+                )
+            }
+            Job::Control { limit } => {
+                let Some((bin, ct)) = self.kept.as_ref().map(|(_, b, c)| (b.clone(), *c)) else {
+                    return Ok(());
+                };
+                self.pass(
+                    (&bin, ct, &["base".to_string()]),
+                    (Pass::Final, false, None),
+                    limit,
+                    ran,
+                )
+            }
+            Job::Final {
+                bin,
+                ct,
+                labels,
+                limit,
+            } => {
+                // Base alone (only base's decision is pending) is its own control.
+                let base_alone = labels.len() == 1 && labels[0] == "base";
+                let reuse = self.waits_for(&bin, ct)
+                    && self
+                        .final_control
+                        .as_ref()
+                        .is_some_and(|c| c.serves(&bin, ct, None));
+                let control = !reuse && !base_alone;
+                self.pass(
+                    (&bin, ct, &labels),
+                    (Pass::Final, control, None),
+                    limit,
+                    ran,
+                )
+            }
+        }
+    }
+
+    /// Whether its waiting process runs `bin` on workload `ct`.
+    fn waits_for(&self, bin: &std::path::Path, ct: usize) -> bool {
+        self.kept
+            .as_ref()
+            .is_some_and(|(_, b, c)| b == bin && *c == ct)
+    }
+
+    /// One pass of `labels` of `bin` on workload `ct`, with base first as the control where
+    /// `control` is on, else against the control this process measured before.
+    fn pass(
+        &mut self,
+        (bin, ct, labels): (&std::path::Path, usize, &[String]),
+        (pass, control, build_seconds): (Pass, bool, Option<f64>),
+        limit: Duration,
+        ran: &mut Ran,
+    ) -> Result<()> {
+        let session = match self.kept.take() {
+            Some((s, b, c)) if b == bin && c == ct => Some(s),
+            Some((s, ..)) => {
+                // Another binary or workload: it ends before this pass's process starts.
+                ran.ended(s, Some(END_LIMIT))?;
+                self.screen_control = None;
+                self.final_control = None;
+                None
+            }
+            None => None,
+        };
+        let req = RunRequest {
+            bin,
+            ct: &self.cts[ct],
+            labels,
+            limit: Some(limit),
+            build_seconds,
+            pass,
+            control,
+            keep: true,
+        };
+        let (lane, reports) = (self.index, &self.reports);
+        // The control this pass reuses, and the one it measures.
+        let earlier = match pass {
+            Pass::First => self.screen_control.take(),
+            Pass::Final => self.final_control.take(),
+        };
+        let mut measured: Option<Control> = None;
+        // Only base in full, on its own: the control of finals to come.
+        let base_alone = labels.len() == 1 && labels[0] == "base";
+        let mut this = self
+            .plan
+            .run(&req, session, &mut self.out, &mut |label, mut rows, _| {
+                if label == "base" && (control || base_alone) {
+                    measured = Some(Control::of(bin, ct, &rows));
+                    let base = Report::Base {
+                        lane,
+                        pass,
+                        ct,
+                        rows,
+                    };
+                    return reports
+                        .send(base)
+                        .map_err(|_| anyhow::anyhow!("the search ended"));
+                }
+                if !control {
+                    if let Some(c) = &earlier {
+                        c.attach(&mut rows);
+                    }
+                }
+                let label = label.to_string();
+                let report = Report::Rows {
+                    lane,
+                    pass,
+                    ct,
+                    label,
+                    rows,
+                };
+                reports
+                    .send(report)
+                    .map_err(|_| anyhow::anyhow!("the search ended"))
+            })?;
+        // A process started in this pass (a variant took the last one down) measured its own
+        // control, or none: an earlier one no longer serves.
+        let kept_control = match measured {
+            Some(c) => Some(c),
+            None if this.processes == 0 => earlier,
+            None => None,
+        };
+        match pass {
+            Pass::First => self.screen_control = kept_control,
+            Pass::Final => self.final_control = kept_control,
+        }
+        if let Some(session) = this.kept.take() {
+            self.kept = Some((session, bin.to_path_buf(), ct));
+        }
+        ran.processes += this.processes;
+        ran.timelines.append(&mut this.timelines);
+        Ok(())
+    }
+}

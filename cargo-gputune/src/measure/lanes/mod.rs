@@ -1,0 +1,735 @@
+//! One search over several GPUs of a host (`run-bundle --devices`, `search --devices`): one lane
+//! per GPU ([`lane`]), each a thread with one waiting bench process on its GPU, and this module
+//! the search that drives them. Screening goes out in chunks to whichever lane is free
+//! ([`queue`]), so a slower GPU takes less of it; a strategy's batches are spread the same way,
+//! each batch at least one variant per GPU. The finalists are chosen from every lane's
+//! screening together (each variant scored against base measured in its own process, on its
+//! own GPU) and spread over the lanes in turn, each lane measuring base in full beside its
+//! finalists; a lane with no screening left while others still screen measures that base
+//! early. A lane whose GPU fails ends, and what it had not finished goes to the others.
+//!
+//! Every row is stored here, by the search, as its lane reports it: one store, one writer.
+
+mod lane;
+pub(crate) mod queue;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use gputune_protocol::Status;
+
+use self::lane::{Job, Lane, Report};
+use self::queue::{Item, Queue};
+use crate::host::output::Output;
+use crate::measure::finals;
+use crate::measure::runs::{record_failure, Counters, Measured, Pass, Plan, RunContext};
+use crate::measure::search::pipeline::{BuildFailure, BuildStage, Proposer};
+use crate::results;
+use crate::results::present;
+use crate::results::store::Measurement;
+
+/// What a search spreads over its lanes.
+pub(crate) enum Work<'w> {
+    /// These screening items, all known up front, and the build failures to record.
+    Items(Vec<Item>, &'w [BuildFailure]),
+    /// A strategy's batches, found in binaries by `from`.
+    Strategy {
+        /// The strategy, within its bounds (a batch at least one variant per lane).
+        proposer: &'w mut Proposer,
+        /// Finds a batch's binaries.
+        from: &'w dyn BuildStage,
+    },
+}
+
+/// What each GPU did in a search on several.
+#[derive(Debug, Default, Clone)]
+pub struct LaneSummary {
+    /// Its CUDA ordinal.
+    pub device: u32,
+    /// Variants it screened (or measured, without deciding).
+    pub screened: usize,
+    /// Finalists it measured.
+    pub finals: usize,
+    /// Why it stopped taking work, if it did.
+    pub failed: Option<String>,
+}
+
+/// The state of one lane, as the search sees it.
+struct LaneState {
+    summary: LaneSummary,
+    /// Its jobs' channel; `None` once it failed.
+    jobs: Option<Sender<Job>>,
+    /// Its jobs not done yet, in order.
+    running: VecDeque<Running>,
+    /// The binary and workload its waiting process serves, as far as the search knows.
+    serving: Option<(PathBuf, usize)>,
+    /// The binary and workload of base in full it measured (or was asked to) for finals.
+    control: Option<(PathBuf, usize)>,
+}
+
+/// A job a lane has not finished, and the variants it reported.
+struct Running {
+    job: Kind,
+    reported: BTreeSet<String>,
+}
+
+/// What a job was, for what is handed out again when its lane fails.
+#[derive(Debug, Clone)]
+enum Kind {
+    Screen(Item),
+    Control,
+    Final {
+        bin: PathBuf,
+        ct: usize,
+        labels: Vec<String>,
+    },
+}
+
+/// The search over the lanes of one bench.
+struct Spread<'a, 'c> {
+    ctx: &'a RunContext<'c>,
+    lanes: Vec<LaneState>,
+    reports: Receiver<Report>,
+    measured: &'a mut Measured,
+    counters: &'a mut Counters,
+    run_limit: f64,
+    /// Screening not handed out yet.
+    queue: Queue,
+    /// Whether the screening in the queue is the search's last (lanes left without any then
+    /// measure base in full for the finals).
+    last: bool,
+    /// What the current screening scored, for a strategy.
+    scored: Vec<(String, Option<f64>)>,
+    /// Per compile-time workload, base in full as the first finals process measured it.
+    base_full: BTreeMap<usize, Vec<Measurement>>,
+    /// Each variant's build time, for the finals' rows.
+    build_seconds: BTreeMap<String, Option<f64>>,
+    /// Variants (workload, label) whose process died on one lane: measured again on another,
+    /// they are recorded as they fare there. A GPU that fails takes its process down with the
+    /// variant in progress, which is no more to blame than the next.
+    suspects: BTreeSet<(usize, String)>,
+}
+
+/// Runs `work` on one lane per plan (`devices[i]` is plan i's CUDA ordinal), screening then
+/// deciding, into `ctx.store`; `ctx.plan` is the search's own (rows are stored for its
+/// device). Returns what each lane did; an error when every lane failed.
+pub(crate) fn run(
+    ctx: &RunContext<'_>,
+    plans: Vec<Plan<'_>>,
+    devices: &[u32],
+    work: Work<'_>,
+    (measured, run_limit): (&mut Measured, f64),
+    counters: &mut Counters,
+    out: &mut Output,
+) -> Result<Vec<LaneSummary>> {
+    let (report_tx, reports) = mpsc::channel();
+    std::thread::scope(|scope| -> Result<Vec<LaneSummary>> {
+        let mut lanes = Vec::new();
+        for (index, (plan, &device)) in plans.into_iter().zip(devices).enumerate() {
+            let (tx, rx) = mpsc::channel();
+            let lane = Lane::new(index, plan, ctx.cts, out.detached(), report_tx.clone());
+            std::thread::Builder::new()
+                .name(format!("gputune-lane-{device}"))
+                .spawn_scoped(scope, move || lane.serve(rx))
+                .context("cannot start a GPU's lane")?;
+            lanes.push(LaneState {
+                summary: LaneSummary {
+                    device,
+                    ..LaneSummary::default()
+                },
+                jobs: Some(tx),
+                running: VecDeque::new(),
+                serving: None,
+                control: None,
+            });
+        }
+        drop(report_tx);
+        let mut spread = Spread {
+            ctx,
+            lanes,
+            reports,
+            measured,
+            counters,
+            run_limit,
+            queue: Queue::default(),
+            last: false,
+            scored: Vec::new(),
+            base_full: BTreeMap::new(),
+            build_seconds: BTreeMap::new(),
+            suspects: BTreeSet::new(),
+        };
+        let result = spread.work(work, out);
+        // Every lane ends its process; what they report meanwhile is still counted.
+        for lane in &mut spread.lanes {
+            lane.jobs = None;
+        }
+        while let Ok(report) = spread.reports.recv() {
+            if let Report::Done { ran, .. } | Report::Failed { ran, .. } = report {
+                spread.counters.ran(ran);
+            }
+        }
+        result?;
+        Ok(spread.lanes.into_iter().map(|l| l.summary).collect())
+    })
+}
+
+impl Spread<'_, '_> {
+    fn work(&mut self, work: Work<'_>, out: &mut Output) -> Result<()> {
+        match work {
+            Work::Items(items, failures) => {
+                self.queue = Queue::new(items);
+                self.last = true;
+                self.screen(out)?;
+                for f in failures {
+                    if !self.measured.complete(self.ctx.cts, &f.label) {
+                        record_failure(self.ctx, f, self.counters, out)?;
+                    }
+                }
+            }
+            Work::Strategy { proposer, from } => {
+                while let Some(batch) = proposer.next(out) {
+                    let built = from.build(batch)?;
+                    for f in &built.failures {
+                        record_failure(self.ctx, f, self.counters, out)?;
+                        proposer.scored.insert(f.label.clone(), None);
+                    }
+                    let items = built.units.iter().flat_map(|u| {
+                        let per = u.seconds / u.labels.len().max(1) as f64;
+                        (0..self.ctx.cts.len()).map(move |ct| Item {
+                            bin: u.bin.clone(),
+                            ct,
+                            labels: u.labels.clone(),
+                            build_seconds: per,
+                            avoid: None,
+                        })
+                    });
+                    let items: Vec<Item> = items.map(|i| self.not_done(i)).collect();
+                    self.queue = Queue::new(items);
+                    self.last = proposer.to_go() == 0;
+                    self.screen(out)?;
+                    for (label, score) in std::mem::take(&mut self.scored) {
+                        proposer.scored.insert(label, score);
+                    }
+                }
+            }
+        }
+        out.finish_progress();
+        self.finals(out)
+    }
+
+    /// `item` without the variants stored already.
+    fn not_done(&self, mut item: Item) -> Item {
+        let key = &self.ctx.cts[item.ct].key;
+        item.labels
+            .retain(|l| !self.measured.done.contains(&(key.clone(), l.clone())));
+        item
+    }
+
+    fn alive(&self) -> usize {
+        self.lanes.iter().filter(|l| l.jobs.is_some()).count()
+    }
+
+    /// Hands the queue out until it is empty and no lane screens.
+    fn screen(&mut self, out: &mut Output) -> Result<()> {
+        loop {
+            self.hand_out(out)?;
+            let screening = self
+                .lanes
+                .iter()
+                .any(|l| l.running.iter().any(|r| matches!(r.job, Kind::Screen(_))));
+            if !screening && self.queue.is_empty() {
+                return Ok(());
+            }
+            self.next_report(out)?;
+        }
+    }
+
+    /// Gives each idle lane a chunk of the queue, or, once nothing is left for it while others
+    /// still screen the search's last work, base in full for the finals.
+    fn hand_out(&mut self, out: &mut Output) -> Result<()> {
+        let alive = self.alive();
+        if alive == 0 {
+            bail!("{}", self.every_lane_failed());
+        }
+        for i in 0..self.lanes.len() {
+            let lane = &self.lanes[i];
+            if lane.jobs.is_none() || !lane.running.is_empty() {
+                continue;
+            }
+            let busy: Vec<(PathBuf, usize)> = self
+                .lanes
+                .iter()
+                .flat_map(|l| &l.running)
+                .filter_map(|r| match &r.job {
+                    Kind::Screen(item) => Some((item.bin.clone(), item.ct)),
+                    _ => None,
+                })
+                .collect();
+            let serving = lane.serving.as_ref().map(|(b, c)| (b.as_path(), *c));
+            if let Some(item) = self.queue.take((i, alive), serving, &busy) {
+                let limit = self.limit(item.ct);
+                let job = Job::Screen {
+                    bin: item.bin.clone(),
+                    ct: item.ct,
+                    labels: item.labels.clone(),
+                    build_seconds: item.build_seconds,
+                    limit,
+                };
+                self.send(i, job, Kind::Screen(item), out);
+                continue;
+            }
+            let others_screen = !busy.is_empty();
+            let decides = self.ctx.plan.bench_args.decide.is_some();
+            if self.last && decides && others_screen && lane.control.is_none() {
+                if let Some((bin, ct)) = lane.serving.clone() {
+                    let limit = self.limit(ct);
+                    self.lanes[i].control = Some((bin, ct));
+                    self.send(i, Job::Control { limit }, Kind::Control, out);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The run limit of one state on workload `ct`.
+    fn limit(&self, ct: usize) -> Duration {
+        self.measured
+            .run_limit(&self.ctx.cts[ct].key, self.run_limit)
+    }
+
+    /// Sends `job` to `lane`; a lane whose thread is gone fails, and the job goes to others.
+    fn send(&mut self, lane: usize, job: Job, kind: Kind, out: &mut Output) {
+        let state = &mut self.lanes[lane];
+        let sent = state.jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
+        state.running.push_back(Running {
+            job: kind,
+            reported: BTreeSet::new(),
+        });
+        if !sent {
+            self.fail(lane, "its thread ended".into(), out);
+        }
+    }
+
+    /// The line of the error when no lane is left.
+    fn every_lane_failed(&self) -> String {
+        let why: Vec<String> = self
+            .lanes
+            .iter()
+            .map(|l| {
+                format!(
+                    "device {}: {}",
+                    l.summary.device,
+                    l.summary.failed.as_deref().unwrap_or("no reason given")
+                )
+            })
+            .collect();
+        format!(
+            "every GPU failed; what they measured is stored ({})",
+            why.join("; ")
+        )
+    }
+
+    /// Waits for the next report and acts on it.
+    fn next_report(&mut self, out: &mut Output) -> Result<()> {
+        let report = self
+            .reports
+            .recv()
+            .context("every lane of the search ended")?;
+        match report {
+            Report::Rows {
+                lane,
+                pass,
+                ct,
+                label,
+                rows,
+            } => self.rows(lane, pass, ct, label, rows, out)?,
+            Report::Base {
+                lane,
+                pass,
+                ct,
+                rows,
+            } => self.base(lane, pass, ct, rows, out)?,
+            Report::Done { lane, ran } => {
+                self.counters.ran(ran);
+                let state = &mut self.lanes[lane];
+                if let Some(done) = state.running.pop_front() {
+                    match done.job {
+                        Kind::Screen(item) => state.serving = Some((item.bin, item.ct)),
+                        Kind::Final { bin, ct, .. } => state.serving = Some((bin, ct)),
+                        Kind::Control => {}
+                    }
+                }
+            }
+            Report::Failed { lane, error, ran } => {
+                self.counters.ran(ran);
+                self.fail(lane, error, out);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `rows`, from `lane`, are of the search's device; a lane on another kind of GPU
+    /// fails (its rows would be another device's in the store, scored against its own base).
+    fn of_the_search(
+        &mut self,
+        lane: usize,
+        rows: &[Measurement],
+        out: &mut Output,
+    ) -> Result<bool> {
+        let (device, _) = self.ctx.plan.device.get()?;
+        match rows.iter().find(|r| r.device != device) {
+            None => Ok(true),
+            Some(r) => {
+                let why = format!(
+                    "it is a {}, the search's GPUs are {device}: a search spans GPUs of one kind",
+                    r.device
+                );
+                self.fail(lane, why, out);
+                Ok(false)
+            }
+        }
+    }
+
+    /// A variant's rows from `lane`.
+    fn rows(
+        &mut self,
+        lane: usize,
+        pass: Pass,
+        ct: usize,
+        label: String,
+        rows: Vec<Measurement>,
+        out: &mut Output,
+    ) -> Result<()> {
+        if self.lanes[lane].jobs.is_none() || !self.of_the_search(lane, &rows, out)? {
+            return Ok(());
+        }
+        let Some(running) = self.lanes[lane].running.front_mut() else {
+            return Ok(());
+        };
+        running.reported.insert(label.clone());
+        let job = running.job.clone();
+        // A process that died: the GPU may be what failed. Another lane measures the variant
+        // again, and what it finds there is stored.
+        let died = rows.len() == 1
+            && rows[0].rt_workload == "*"
+            && matches!(rows[0].status, Status::Crashed | Status::Timeout);
+        let key = (ct, label.clone());
+        if died && self.alive() > 1 && !self.suspects.contains(&key) {
+            self.suspects.insert(key);
+            out.line(&format!(
+                "  {}.{label} [{}]  its process on GPU {} ended ({}); measured again on \
+                 another GPU",
+                self.ctx.plan.function.name,
+                self.ctx.cts[ct].key,
+                self.lanes[lane].summary.device,
+                rows[0].message.as_deref().unwrap_or_default()
+            ));
+            match job {
+                Kind::Screen(item) => self.queue.give_back(Item {
+                    labels: vec![label],
+                    avoid: Some(lane),
+                    ..item
+                }),
+                Kind::Final { bin, .. } => {
+                    self.spread_finals(bin, ct, vec![label], Some(lane), out);
+                }
+                Kind::Control => {}
+            }
+            return Ok(());
+        }
+        match pass {
+            Pass::First => self.screened(lane, ct, label, rows, out),
+            Pass::Final => self.finalist(lane, ct, label, rows, out),
+        }
+    }
+
+    /// Stores a screened (or, without deciding, measured) variant's rows and says its score.
+    fn screened(
+        &mut self,
+        lane: usize,
+        ct: usize,
+        label: String,
+        rows: Vec<Measurement>,
+        out: &mut Output,
+    ) -> Result<()> {
+        let ct_key = &self.ctx.cts[ct].key;
+        let f = &self.ctx.plan.function.name;
+        self.ctx.store.put(&rows)?;
+        self.counters.stored += rows.len();
+        self.lanes[lane].summary.screened += 1;
+        self.measured.done.insert((ct_key.clone(), label.clone()));
+        if let Some(Kind::Screen(item)) = self.lanes[lane].running.front().map(|r| &r.job) {
+            self.measured.bins.insert(label.clone(), item.bin.clone());
+        }
+        let line = match rows.iter().find(|r| r.status != Status::Ok) {
+            Some(bad) => {
+                self.scored.push((label.clone(), None));
+                format!(
+                    "{:<8} {}",
+                    bad.status,
+                    bad.message.clone().unwrap_or_default()
+                )
+            }
+            None => match results::score_of(&[], &rows) {
+                Some(sc) => {
+                    self.scored.push((label.clone(), Some(sc.score)));
+                    present::live_score(&sc, results::paired_timing(&[], &rows))
+                }
+                None => {
+                    self.scored.push((label.clone(), None));
+                    "unscored (base has no measurement)".into()
+                }
+            },
+        };
+        let device = self.lanes[lane].summary.device;
+        out.line(&format!("  {f}.{label} [{ct_key}]  {line}  (GPU {device})"));
+        out.advance();
+        Ok(())
+    }
+
+    /// Stores a finalist's rows (with the build time its screening stored) and says its score.
+    fn finalist(
+        &mut self,
+        lane: usize,
+        ct: usize,
+        label: String,
+        mut rows: Vec<Measurement>,
+        out: &mut Output,
+    ) -> Result<()> {
+        let build = self.build_seconds.get(&label).copied().flatten();
+        for r in &mut rows {
+            r.build_seconds = build;
+        }
+        self.ctx.store.put(&rows)?;
+        self.counters.stored += rows.len();
+        self.lanes[lane].summary.finals += 1;
+        let line = match rows.iter().find(|r| r.status != Status::Ok) {
+            Some(bad) => format!(
+                "{:<8} {}",
+                bad.status,
+                bad.message.clone().unwrap_or_default()
+            ),
+            None => match results::score_of(&[], &rows) {
+                Some(sc) => present::live_score(&sc, results::paired_timing(&[], &rows)),
+                None => "unscored (base has no measurement)".into(),
+            },
+        };
+        let device = self.lanes[lane].summary.device;
+        out.line(&format!(
+            "  {}.{label} [{}]  final: {line}  (GPU {device})",
+            self.ctx.plan.function.name, self.ctx.cts[ct].key
+        ));
+        Ok(())
+    }
+
+    /// Base's rows from `lane`: a screening control, only news when it failed; base in full,
+    /// the first of which per workload is stored when the finals end.
+    fn base(
+        &mut self,
+        lane: usize,
+        pass: Pass,
+        ct: usize,
+        rows: Vec<Measurement>,
+        out: &mut Output,
+    ) -> Result<()> {
+        if self.lanes[lane].jobs.is_none() || !self.of_the_search(lane, &rows, out)? {
+            return Ok(());
+        }
+        if let Some(bad) = rows.iter().find(|r| r.status != Status::Ok) {
+            out.line(&format!(
+                "  {}.base ({}) [{}]  {:<8} {}  (GPU {})",
+                self.ctx.plan.function.name,
+                if pass == Pass::First {
+                    "control"
+                } else {
+                    "in full"
+                },
+                self.ctx.cts[ct].key,
+                bad.status,
+                bad.message.clone().unwrap_or_default(),
+                self.lanes[lane].summary.device
+            ));
+        }
+        if pass == Pass::Final {
+            self.base_full.entry(ct).or_insert(rows);
+        }
+        Ok(())
+    }
+
+    /// `lane` takes no more work, and says so: what it had not finished goes to the others.
+    fn fail(&mut self, lane: usize, why: String, out: &mut Output) {
+        let state = &mut self.lanes[lane];
+        if state.summary.failed.is_some() {
+            return;
+        }
+        out.status(&format!(
+            "warning: GPU {} failed and takes no more work; the other GPUs take what it had \
+             not finished ({why})",
+            state.summary.device
+        ));
+        state.jobs = None;
+        state.summary.failed = Some(why);
+        let mut finals = Vec::new();
+        for r in std::mem::take(&mut state.running) {
+            let unfinished = |labels: &[String]| -> Vec<String> {
+                labels
+                    .iter()
+                    .filter(|l| !r.reported.contains(*l))
+                    .cloned()
+                    .collect()
+            };
+            match &r.job {
+                Kind::Screen(item) => {
+                    let labels = unfinished(&item.labels);
+                    self.queue.give_back(Item {
+                        labels,
+                        ..item.clone()
+                    });
+                }
+                Kind::Final { bin, ct, labels } => {
+                    let labels = unfinished(labels);
+                    if !labels.is_empty() {
+                        finals.push((bin.clone(), *ct, labels));
+                    }
+                }
+                Kind::Control => {}
+            }
+        }
+        // Finalists it did not measure go to the others at once.
+        for (bin, ct, labels) in finals {
+            self.spread_finals(bin, ct, labels, None, out);
+        }
+    }
+
+    /// Sends `labels` (finalists of `bin` on workload `ct`, best first) to the live lanes,
+    /// each to the lane with the least finals work ([`queue::spread`]), not to lane `avoid`
+    /// while another is alive.
+    fn spread_finals(
+        &mut self,
+        bin: PathBuf,
+        ct: usize,
+        labels: Vec<String>,
+        avoid: Option<usize>,
+        out: &mut Output,
+    ) {
+        let alive = self.alive();
+        let loads: Vec<Option<usize>> = self
+            .lanes
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                l.jobs.as_ref()?;
+                if alive > 1 && avoid == Some(i) {
+                    return None;
+                }
+                let finals: usize = l
+                    .running
+                    .iter()
+                    .map(|r| match &r.job {
+                        Kind::Final { labels, .. } => labels.len(),
+                        _ => 0,
+                    })
+                    .sum();
+                let control = l
+                    .control
+                    .as_ref()
+                    .is_some_and(|(b, c)| *b == bin && *c == ct);
+                Some(finals + usize::from(!control))
+            })
+            .collect();
+        let Some(to) = queue::spread(labels.len(), &loads) else {
+            return;
+        };
+        let limit = self.limit(ct);
+        for lane in 0..self.lanes.len() {
+            let mine: Vec<String> = labels
+                .iter()
+                .zip(&to)
+                .filter(|(_, &l)| l == lane)
+                .map(|(label, _)| label.clone())
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            self.lanes[lane].control = Some((bin.clone(), ct));
+            let job = Job::Final {
+                bin: bin.clone(),
+                ct,
+                labels: mine.clone(),
+                limit,
+            };
+            let kind = Kind::Final {
+                bin: bin.clone(),
+                ct,
+                labels: mine,
+            };
+            self.send(lane, job, kind, out);
+        }
+    }
+
+    /// The finals: per compile-time workload, the finalists of every lane's screening
+    /// together, spread over the lanes, base in full beside them on each; base's row stored
+    /// last, as the decision made.
+    fn finals(&mut self, out: &mut Output) -> Result<()> {
+        let plan = self.ctx.plan;
+        let Some(z) = plan.bench_args.decide else {
+            return Ok(());
+        };
+        let mine = finals::bench_rows(plan, self.ctx.store)?;
+        let mut decided = Vec::new();
+        for (ct, workload) in self.ctx.cts.iter().enumerate() {
+            let Some(decision) = finals::decide(&mine, &workload.key, z) else {
+                continue;
+            };
+            finals::announce(plan, &workload.key, &decision, out);
+            self.build_seconds.extend(decision.build_seconds.clone());
+            // One job per lane and binary, the binary of the best finalist first.
+            let mut groups: Vec<(PathBuf, Vec<String>)> = Vec::new();
+            for s in &decision.finals {
+                let bin = self.measured.bins.get(&s.label).cloned().with_context(|| {
+                    format!("no binary of the bundle holds the finalist {}", s.label)
+                })?;
+                match groups.iter_mut().find(|(b, _)| *b == bin) {
+                    Some((_, labels)) => labels.push(s.label.clone()),
+                    None => groups.push((bin, vec![s.label.clone()])),
+                }
+            }
+            if groups.is_empty() && !self.base_full.contains_key(&ct) {
+                // Only base is pending: measured in full where a process waits for it.
+                let bin = self
+                    .lanes
+                    .iter()
+                    .filter(|l| l.jobs.is_some())
+                    .find_map(|l| l.serving.clone().filter(|(_, c)| *c == ct))
+                    .map(|(b, _)| b);
+                if let Some(bin) = bin {
+                    groups.push((bin, vec!["base".to_string()]));
+                }
+            }
+            for (bin, labels) in groups {
+                self.spread_finals(bin, ct, labels, None, out);
+            }
+            decided.push(ct);
+        }
+        while self.lanes.iter().any(|l| !l.running.is_empty()) {
+            if self.alive() == 0 {
+                bail!("{}", self.every_lane_failed());
+            }
+            self.next_report(out)?;
+        }
+        for ct in decided {
+            if let Some(mut rows) = self.base_full.remove(&ct) {
+                let build = self.build_seconds.get("base").copied().flatten();
+                for r in &mut rows {
+                    r.build_seconds = build;
+                }
+                self.ctx.store.put(&rows)?;
+                self.counters.stored += rows.len();
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,218 @@
+//! The work a search on several GPUs hands its lanes: screening in chunks that shrink as the
+//! work runs out (guided self-scheduling: a free lane takes its share of what is left, halved),
+//! so that every lane finishes at about the same time whatever its speed, and the finalists
+//! spread over the lanes by the work each already has.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+/// The smallest chunk a lane takes while there is as much for every lane: a pass costs a
+/// round trip to the bench process and resets its early look (`--decide`'s best so far).
+pub(crate) const MIN_CHUNK: usize = 4;
+
+/// Variants of one binary to run on one compile-time workload: a chunk of screening work.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Item {
+    /// The binary that holds them.
+    pub(crate) bin: PathBuf,
+    /// The compile-time workload, an index into the search's.
+    pub(crate) ct: usize,
+    /// Their labels.
+    pub(crate) labels: Vec<String>,
+    /// The build time charged to each of them.
+    pub(crate) build_seconds: f64,
+    /// A lane that is not to take it while another can: one whose process died measuring it
+    /// (the GPU may be what failed; another GPU tells).
+    pub(crate) avoid: Option<usize>,
+}
+
+/// The screening work not handed out yet, in order.
+#[derive(Debug, Default)]
+pub(crate) struct Queue {
+    items: VecDeque<Item>,
+}
+
+impl Queue {
+    /// A queue of `items`, in their order (empty ones dropped).
+    pub(crate) fn new(items: impl IntoIterator<Item = Item>) -> Queue {
+        Queue {
+            items: items.into_iter().filter(|i| !i.labels.is_empty()).collect(),
+        }
+    }
+
+    /// Variants not handed out yet.
+    pub(crate) fn remaining(&self) -> usize {
+        self.items.iter().map(|i| i.labels.len()).sum()
+    }
+
+    /// Whether nothing is left.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The next chunk for free lane `lane` while `lanes` lanes are alive: its share of what is
+    /// left, halved (at least [`MIN_CHUNK`] while there is as much for every lane), from the
+    /// item `serving` names (the binary and workload its waiting process serves) if any of it
+    /// is left, else from the first item no other lane is on (`busy`), else from the first;
+    /// never from an item it is to avoid while another lane is alive.
+    pub(crate) fn take(
+        &mut self,
+        (lane, lanes): (usize, usize),
+        serving: Option<(&std::path::Path, usize)>,
+        busy: &[(PathBuf, usize)],
+    ) -> Option<Item> {
+        let lanes = lanes.max(1);
+        let left = self.remaining();
+        if left == 0 {
+            return None;
+        }
+        let share = left.div_ceil(2 * lanes);
+        let size = share.max(MIN_CHUNK.min(left.div_ceil(lanes)));
+        let allowed = |i: &Item| lanes == 1 || i.avoid != Some(lane);
+        let at =
+            |pred: &dyn Fn(&Item) -> bool| self.items.iter().position(|i| allowed(i) && pred(i));
+        let index = serving
+            .and_then(|(bin, ct)| at(&|i| i.bin == bin && i.ct == ct))
+            .or_else(|| at(&|i| !busy.iter().any(|(b, c)| *b == i.bin && *c == i.ct)))
+            .or_else(|| at(&|_| true))?;
+        let item = &mut self.items[index];
+        let size = size.min(item.labels.len());
+        let labels: Vec<String> = item.labels.drain(..size).collect();
+        let chunk = Item {
+            labels,
+            ..item.clone()
+        };
+        if item.labels.is_empty() {
+            self.items.remove(index);
+        }
+        Some(chunk)
+    }
+
+    /// Puts `item` back at the front: the part of a chunk a lane that failed did not finish.
+    pub(crate) fn give_back(&mut self, item: Item) {
+        if !item.labels.is_empty() {
+            self.items.push_front(item);
+        }
+    }
+}
+
+/// Which lane measures each of `count` finalists (best first): each goes to the lane with the
+/// least work (`loads`, in finals' units: one for a finalist, one for base in full where the
+/// lane has no control measured yet; `None` for a lane that failed), the first such lane on a
+/// tie. `None` when no lane is alive.
+pub(crate) fn spread(count: usize, loads: &[Option<usize>]) -> Option<Vec<usize>> {
+    let mut loads: Vec<Option<usize>> = loads.to_vec();
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        let (lane, load) = loads
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, l)| l.as_mut().map(|l| (i, l)))
+            .min_by_key(|(i, l)| (**l, *i))?;
+        *load += 1;
+        out.push(lane);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(bin: &str, ct: usize, n: usize) -> Item {
+        Item {
+            bin: bin.into(),
+            ct,
+            labels: (0..n).map(|i| format!("{bin}{ct}_{i}")).collect(),
+            build_seconds: 1.0,
+            avoid: None,
+        }
+    }
+
+    #[test]
+    fn chunks_shrink_as_the_work_runs_out_and_hand_out_everything_once() {
+        let mut q = Queue::new([item("a", 0, 64)]);
+        let mut sizes = Vec::new();
+        let mut seen = Vec::new();
+        while let Some(chunk) = q.take((0, 2), None, &[]) {
+            sizes.push(chunk.labels.len());
+            seen.extend(chunk.labels);
+        }
+        assert_eq!(sizes, [16, 12, 9, 7, 5, 4, 4, 4, 2, 1]);
+        assert_eq!(seen.len(), 64);
+        seen.dedup();
+        assert_eq!(seen.len(), 64, "each once, in order");
+        assert!(q.is_empty());
+        // A space smaller than a chunk for each lane is still shared.
+        let mut small = Queue::new([item("a", 0, 4)]);
+        assert_eq!(
+            small.take((0, 2), None, &[]).map(|c| c.labels.len()),
+            Some(2)
+        );
+        assert_eq!(
+            small.take((0, 2), None, &[]).map(|c| c.labels.len()),
+            Some(1)
+        );
+        // A large space ends in chunks of a few variants: the last lane to finish waits for
+        // little.
+        let mut large = Queue::new([item("a", 0, 16_020)]);
+        let mut sizes = Vec::new();
+        while let Some(chunk) = large.take((0, 2), None, &[]) {
+            sizes.push(chunk.labels.len());
+        }
+        assert_eq!(sizes.first(), Some(&4005));
+        assert!(
+            sizes.iter().rev().take(4).all(|&s| s <= MIN_CHUNK),
+            "{sizes:?}"
+        );
+        assert!(sizes.len() < 40, "{} passes", sizes.len());
+    }
+
+    #[test]
+    fn a_lane_keeps_to_the_item_its_process_serves_and_others_spread_out() {
+        let mut q = Queue::new([item("a", 0, 8), item("a", 1, 8), item("b", 0, 0)]);
+        assert_eq!(q.remaining(), 16, "an empty item is dropped");
+        let first = q.take((0, 2), None, &[]).expect("work");
+        assert_eq!((first.bin.to_str(), first.ct), (Some("a"), 0));
+        // The second lane goes to the item nobody is on.
+        let busy = [(PathBuf::from("a"), 0)];
+        let second = q.take((1, 2), None, &busy).expect("work");
+        assert_eq!(second.ct, 1);
+        // A lane whose process serves workload 0 stays on it.
+        let again = q
+            .take((0, 2), Some((std::path::Path::new("a"), 0)), &[])
+            .expect("work");
+        assert_eq!(again.ct, 0);
+        // What a failed lane did not finish comes first again.
+        let back = Item {
+            labels: vec!["x".into()],
+            ..second
+        };
+        q.give_back(back);
+        assert_eq!(
+            q.take((0, 2), None, &[]).map(|c| c.labels),
+            Some(vec!["x".to_string()])
+        );
+        // A variant whose process died on lane 1 goes to another lane while one is alive.
+        let avoided = || {
+            Queue::new([Item {
+                avoid: Some(1),
+                ..item("a", 0, 1)
+            }])
+        };
+        assert_eq!(avoided().take((1, 2), None, &[]), None);
+        assert!(avoided().take((0, 2), None, &[]).is_some());
+        let last = avoided().take((1, 1), None, &[]);
+        assert!(last.is_some(), "the last lane alive takes it");
+    }
+
+    #[test]
+    fn finalists_go_to_the_least_loaded_live_lane() {
+        // Lane 0 has its control measured, lane 1 has not, lane 2 failed.
+        assert_eq!(spread(1, &[Some(0), Some(1), None]), Some(vec![0]));
+        assert_eq!(spread(4, &[Some(0), Some(1), None]), Some(vec![0, 0, 1, 0]));
+        assert_eq!(spread(3, &[Some(0), Some(0)]), Some(vec![0, 1, 0]));
+        assert_eq!(spread(0, &[None]), Some(vec![]));
+        assert_eq!(spread(1, &[None, None]), None);
+    }
+}
