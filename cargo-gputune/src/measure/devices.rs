@@ -14,7 +14,8 @@ use crate::host::usage::Usage;
 use crate::measure::bundle::{
     self, open, shard_units, Bundle, BundledBench, FromBundle, RunBundle,
 };
-use crate::measure::lanes::{self, queue::Item, LaneSummary, Work};
+use crate::measure::lanes::queue::{self, Item};
+use crate::measure::lanes::{self, LaneSummary, Work};
 use crate::measure::probed::ProbedDevice;
 use crate::measure::protocol;
 use crate::measure::runs::{ct_workloads, Counters, Measured, Plan, RunContext};
@@ -252,11 +253,9 @@ fn bench(
                     cts.iter().enumerate().map(move |(ct, w)| Item {
                         bin: bin.clone(),
                         ct,
-                        labels: u
-                            .labels
-                            .iter()
-                            .filter(|l| !measured.done.contains(&(w.key.clone(), (*l).clone())))
-                            .cloned()
+                        labels: queue::interleaved(&u.labels)
+                            .into_iter()
+                            .filter(|l| !measured.done.contains(&(w.key.clone(), l.clone())))
                             .collect(),
                         build_seconds: per,
                         avoid: None,

@@ -96,6 +96,27 @@ impl Queue {
     }
 }
 
+/// `labels` in the order a search on several GPUs cuts its chunks from: a fixed interleaving
+/// (a stride of about 0.618 of their number, prime to it), so that every contiguous chunk is
+/// a fair sample of the space where a space declared in order keeps its slow corner together.
+pub(crate) fn interleaved(labels: &[String]) -> Vec<String> {
+    let n = labels.len();
+    if n < 3 {
+        return labels.to_vec();
+    }
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let mut stride = ((n as f64 * 0.618).round() as usize).clamp(1, n - 1);
+    while gcd(stride, n) != 1 {
+        stride += 1;
+    }
+    (0..n).map(|i| labels[i * stride % n].clone()).collect()
+}
+
 /// Which lane measures each of `count` finalists (best first): each goes to the lane with the
 /// least work (`loads`, in finals' units: one for a finalist, one for base in full where the
 /// lane has no control measured yet; `None` for a lane that failed), the first such lane on a
@@ -204,6 +225,22 @@ mod tests {
         assert!(avoided().take((0, 2), None, &[]).is_some());
         let last = avoided().take((1, 1), None, &[]);
         assert!(last.is_some(), "the last lane alive takes it");
+    }
+
+    #[test]
+    fn interleaving_keeps_every_label_once_and_spreads_neighbours() {
+        let labels: Vec<String> = (0..64).map(|i| i.to_string()).collect();
+        let mixed = interleaved(&labels);
+        let mut sorted = mixed.clone();
+        sorted.sort_by_key(|l| l.parse::<usize>().unwrap_or_default());
+        assert_eq!(sorted, labels, "a permutation");
+        // The first half holds labels of both halves of the declared order, about equally.
+        let low = mixed[..32]
+            .iter()
+            .filter(|l| l.parse::<usize>().unwrap_or_default() < 32)
+            .count();
+        assert!((12..=20).contains(&low), "{low} of 32: {mixed:?}");
+        assert_eq!(interleaved(&labels[..2]), labels[..2]);
     }
 
     #[test]
