@@ -87,6 +87,11 @@
 #   gputune.toml, else candle's own launch), a synthetic Llama-3-8B's tokens per second, for
 #   gpu-candle-llama.sh (issue 45). Runs examples/candle-llama/patch.sh first; shares
 #   examples/candle-ops/target (candle-kernels' nvcc build) through examples/candle-llama/env.sh.
+# - llmc: .gpu/llmc-bundle, karpathy/llm.c's layernorm and softmax forward kernels
+#   (examples/llmc: 36 + 43 points of kernel version × block size at llm.c's sizes, default
+#   settings), .gpu/llmc/gpu-test (base against llm.c's CPU references, run there as it is) and
+#   llm.c's sources (.gpu/llmc/src), for gpu-llmc.sh (issue 47). Needs nvcc (NVCC, CUDA_HOME or
+#   PATH; target/nvcc/root's when none is set): the build compiles llm.c's two files with it.
 # The ncu check (gpu-ncu-check.sh) uses the scale, reduce, transpose, autotune, faults, sgemm,
 # conv and large-base parts.
 set -euo pipefail
@@ -303,6 +308,25 @@ for line in sys.stdin:
       fi
       cp scripts/gpu/gpu-energy.sh .gpu/energy/
       ;;
+    llmc)
+      if [ -z "${NVCC:-}${CUDA_HOME:-}" ] && [ -x target/nvcc/root/nvidia/cu13/bin/nvcc ]; then
+        export NVCC=$PWD/target/nvcc/root/nvidia/cu13/bin/nvcc
+      fi
+      rm -rf .gpu/llmc
+      mkdir -p .gpu/llmc/src
+      bundle .gpu/llmc-bundle -p gputune-example-llmc search
+      # The bundle would carry nvcc's "not found" in place of llm.c's kernels: refuse that here.
+      cargo test --release --quiet -p gputune-example-llmc --test build -- --nocapture 2>&1 \
+        | tee .gpu/llmc/build-test.txt
+      if grep -q skipped .gpu/llmc/build-test.txt; then
+        echo "llmc: nvcc did not compile llm.c's files (see above; docs/build-paths.md)" >&2
+        exit 2
+      fi
+      cargo test --release --quiet -p gputune-example-llmc --test gpu --no-run \
+        --message-format=json | copy_artifact gpu llmc/gpu-test
+      cp examples/llmc/src/layernorm_forward.cu examples/llmc/src/softmax_forward.cu \
+        examples/llmc/src/common.h examples/llmc/src/LICENSE-llm.c .gpu/llmc/src/
+      ;;
     rowsum)
       bundle .gpu/rowsum-bundle -p gputune-example-cub-rowsum search
       ;;
@@ -347,7 +371,7 @@ for line in sys.stdin:
         examples/histogram-cuda/src/histogram.cu .gpu/kt-src/
       ;;
     *)
-      echo "unknown part $part (measurement, candle, candle-mmvq, candle-llama, energy, scale, provenance, scale-sizes, histogram-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, hostloop, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
+      echo "unknown part $part (measurement, llmc, candle, candle-mmvq, candle-llama, energy, scale, provenance, scale-sizes, histogram-sizes, per-size-prod, reduce, transpose, autotune, faults, sgemm, hostloop, conv, conv-test, rowsum, gemv, histogram, real-kernels, large-base, generate, names, kt)" >&2
       exit 2
       ;;
   esac
