@@ -200,6 +200,12 @@ fn bench(
         store,
     };
     let mut measured = Measured::load(&search, store)?;
+    // Every variant's binary, for the finals: those of a resumed search's finalists too.
+    for u in &b.units {
+        for l in &u.labels {
+            measured.bins.insert(l.clone(), dir.join(&u.bin));
+        }
+    }
     let units = shard_units(&b.units, None);
     let built: usize = units.iter().map(|u| u.labels.len()).sum();
     out.status(&format!(

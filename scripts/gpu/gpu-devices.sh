@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Issue 46 on a two-GPU machine: one search over both GPUs (`run-bundle --devices 0,1`) against
+# one GPU of the same machine (`run-bundle`, device 0), each run into a fresh store, medians of 3,
+# the kernel cache warmed by a first run of each bundle (not counted). Build the bundles first
+# (on a development machine):
+#
+#   bash scripts/gpu/build-devices.sh            # .gpu/h46/: sgemm, histogram-sizes, large, one cargo-gputune
+#   OUT=DIR bash scripts/gpu/gpu-devices.sh [H46=.gpu/h46] [PARTS="sgemm histogram fault guided large"]
+#
+# - sgemm, histogram: the 64-point SGEMM and the 240-point histogram at four sizes, exhaustive,
+#   deciding (the default search).
+# - large: the 16,020-point SGEMM space, exhaustive, deciding.
+# - guided: the large space, `--strategy surrogate --max-evals 200 --seed 1`.
+# - fault: the SGEMM bundle with device 1 lost mid-search: its first bench process killed after
+#   FAULT_AFTER seconds (1.0), every later one started with device 1 hidden
+#   (CUDA_VISIBLE_DEVICES=0, so ordinal 1 cannot be opened).
+# Every second run of a bundle goes into another store than the first: each measures afresh
+# (its log's "Done" line says how many results it stored).
+# times.txt: "name exit=RC wall_s=S"; summary.md: medians, spreads, speed-ups and winners.
+set -uo pipefail
+out=${OUT:?set OUT to the folder for the results}
+h=${H46:-.gpu/h46}
+g=$h/cargo-gputune
+mkdir -p "$out"
+export GPUTUNE_KERNEL_CACHE=$out/kernels
+nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv > "$out/gpu.txt" 2>&1
+nproc >> "$out/gpu.txt"
+
+# name, limit, command…: its output in $out/name.log, SIGINT past the limit; appends to times.txt.
+timed() {
+  local name=$1 limit=$2 t0 rc
+  shift 2
+  t0=$(date +%s.%N)
+  timeout -s INT -k 20 "$limit" "$@" > "$out/$name.log" 2>&1
+  rc=$?
+  echo "$name exit=$rc wall_s=$(python3 -c "print(f'{$(date +%s.%N) - $t0:.3f}')")" \
+    | tee -a "$out/times.txt"
+  return 0
+}
+
+# bundle name, limit, extra args…: a warm-up, then 1 GPU and 2 GPUs in turn, 3 times each.
+compare() {
+  local b=$1 name=$2 limit=$3
+  shift 3
+  timed "$name-warm" "$limit" "$g" run-bundle "$h/$b" --devices 0,1 --db "$out/$name-warm.db" "$@"
+  for i in 1 2 3; do
+    timed "$name-1gpu-$i" "$limit" "$g" run-bundle "$h/$b" --db "$out/$name-1gpu-$i.db" "$@"
+    timed "$name-2gpu-$i" "$limit" "$g" run-bundle "$h/$b" --devices 0,1 \
+      --db "$out/$name-2gpu-$i.db" "$@"
+  done
+  for db in "$out/$name"-*.db; do
+    "$g" report --db "$db" --format json --top 1000 > "${db%.db}.report.json" 2> /dev/null
+  done
+}
+
+fault() {
+  local f=$out/fault-bundle
+  rm -rf "$f"
+  cp -r "$h/sgemm-bundle" "$f"
+  for bin in "$f"/bin/*; do
+    case $bin in *-base | *.real) continue ;; esac
+    mv "$bin" "$bin.real"
+    cat > "$bin" << EOF
+#!/bin/sh
+case " \$* " in
+  *" --device 1 "*) ;;
+  *) exec "$bin.real" "\$@" ;;
+esac
+if [ -e "$bin.lost" ]; then
+  # The device is gone: ordinal 1 no longer exists.
+  CUDA_VISIBLE_DEVICES=0 exec "$bin.real" "\$@"
+fi
+: > "$bin.lost"
+me=\$\$
+( sleep ${FAULT_AFTER:-1.0}; kill -9 \$me ) < /dev/null > /dev/null 2>&1 &
+exec "$bin.real" "\$@"
+EOF
+    chmod +x "$bin"
+  done
+  timed fault 120 "$g" run-bundle "$f" --devices 0,1 --db "$out/fault.db"
+  "$g" report --db "$out/fault.db" --format json --top 1000 > "$out/fault.report.json" 2> /dev/null
+}
+
+for part in ${PARTS:-sgemm histogram fault guided large}; do
+  case $part in
+    sgemm) compare sgemm-bundle sgemm 120 ;;
+    histogram) compare histogram-sizes-bundle histogram 120 ;;
+    fault) fault ;;
+    large) compare large-bundle large 240 ;;
+    guided) compare large-bundle guided 120 --strategy surrogate --max-evals 200 --seed 1 ;;
+  esac
+done
+python3 "$(dirname "$0")/summarize-devices.py" "$out" > "$out/summary.md" 2>&1
+cat "$out/summary.md"
+rm -rf "$out/kernels" "$out/fault-bundle"
