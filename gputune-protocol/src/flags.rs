@@ -47,6 +47,12 @@ pub struct BenchArgs {
     /// longer than one argument may be (128 KiB on Linux) goes that way.
     #[arg(long, value_name = "LABEL[,LABEL…]|@FILE", value_delimiter = ',')]
     pub variant: Vec<String>,
+    /// Run only these points of the axes' product: workloads of `Axis=value` pairs
+    /// (`Rows=1 Cols=4096`), separated by `;`; a state runs when a listed workload agrees with
+    /// it on every axis the workload names. States outside the list are not run and not
+    /// reported. `@FILE` stands for the workloads in FILE, one a line.
+    #[arg(long, value_name = "WORKLOAD[;WORKLOAD…]|@FILE", value_delimiter = ';')]
+    pub workloads: Vec<String>,
     /// Stopping criterion: stdrel (the default), entropy, sample-count, or a registered
     /// custom one.
     #[arg(long, value_name = "NAME")]
@@ -216,6 +222,42 @@ impl BenchArgs {
         Ok(())
     }
 
+    /// Replaces each `@FILE` of `--workloads` with the workloads FILE holds (one a line,
+    /// [`crate::workloads::file_entries`]), in place; the error names the file that cannot be
+    /// read.
+    pub fn read_workload_files(&mut self) -> Result<(), FlagError> {
+        if !self.workloads.iter().any(|w| w.starts_with('@')) {
+            return Ok(());
+        }
+        let mut entries = Vec::with_capacity(self.workloads.len());
+        for w in std::mem::take(&mut self.workloads) {
+            match w.strip_prefix('@') {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path).map_err(|e| {
+                        FlagError(format!("--workloads @{path}: cannot read the file: {e}"))
+                    })?;
+                    entries.extend(crate::workloads::file_entries(&text));
+                }
+                None => entries.push(w),
+            }
+        }
+        self.workloads = entries;
+        Ok(())
+    }
+
+    /// The workloads of `--workloads` (its files read), `None` without the flag: every
+    /// state runs. A list that names no workload is an error, not every state.
+    pub fn listed_workloads(&self) -> Result<Option<Vec<crate::workloads::Workload>>, FlagError> {
+        if self.workloads.is_empty() {
+            return Ok(None);
+        }
+        let list = crate::workloads::parse_list(&self.workloads)?;
+        if list.is_empty() {
+            return Err(FlagError("--workloads lists no workload".into()));
+        }
+        Ok(Some(list))
+    }
+
     /// The flags of a further pass (`--more-on-stdin`) from its line, a JSON array of
     /// strings. Refuses the flags a process keeps from its first pass; the device and
     /// `--cpu` stay the process's whatever the line says.
@@ -302,6 +344,14 @@ impl BenchArgs {
         if self.target_samples == 0 {
             return Err(FlagError("--target-samples must be at least 1".into()));
         }
+        // The workloads written out; those of a file are checked once it is read.
+        let inline: Vec<String> = self
+            .workloads
+            .iter()
+            .filter(|w| !w.starts_with('@'))
+            .cloned()
+            .collect();
+        crate::workloads::parse_list(&inline)?;
         if self.energy_batches < 2 {
             return Err(FlagError(
                 "--energy-batches must be at least 2 (their spread is the noise)".into(),
@@ -369,6 +419,9 @@ impl BenchArgs {
         }
         if !self.variant.is_empty() {
             out.extend(pair("--variant", self.variant.join(",")));
+        }
+        if !self.workloads.is_empty() {
+            out.extend(pair("--workloads", self.workloads.join(";")));
         }
         let mut value = |differs: bool, name: &str, v: String| {
             if differs {
@@ -581,6 +634,66 @@ mod tests {
             BenchArgs::from_flags(["--variant", &format!("@{}", path.display())]).expect("parses");
         let e = gone.read_variant_files().expect_err("no file");
         assert!(e.0.contains("cannot read the file"), "{e}");
+    }
+
+    #[test]
+    fn workloads_are_listed_inline_or_in_a_file_and_round_trip() {
+        let args = BenchArgs::from_flags([
+            "--workloads",
+            "Rows=1 Cols=4096;Rows=4096 Cols=1",
+            "--workloads",
+            "T=f32 Rows=2",
+        ])
+        .expect("parses");
+        assert_eq!(
+            args.workloads,
+            ["Rows=1 Cols=4096", "Rows=4096 Cols=1", "T=f32 Rows=2"]
+        );
+        assert_eq!(
+            BenchArgs::from_flags(args.to_args()).expect("parses back"),
+            args
+        );
+        let listed = args.listed_workloads().expect("valid").expect("a list");
+        assert_eq!(listed.len(), 3);
+        assert_eq!(listed[2].value_of("T"), Some("f32"));
+        assert_eq!(
+            BenchArgs::default().listed_workloads().expect("valid"),
+            None
+        );
+        // Not how a state is measured: the same settings, the same store revision.
+        assert_eq!(
+            args.measurement_settings(),
+            BenchArgs::default().measurement_settings()
+        );
+        // A pass of `--more-on-stdin` may list its own.
+        let pass = BenchArgs::next_pass(r#"["--workloads", "Rows=1"]"#).expect("a pass");
+        assert_eq!(pass.workloads, ["Rows=1"]);
+
+        let path = std::env::temp_dir().join(format!("gputune-workloads-{}", std::process::id()));
+        std::fs::write(&path, "# captured\nRows=1 Cols=4096\n\nRows=4096 Cols=1\n")
+            .expect("writes");
+        let mut args = BenchArgs::from_flags(["--workloads", &format!("@{}", path.display())])
+            .expect("parses");
+        args.validate().expect("a file is checked once read");
+        args.read_workload_files().expect("reads");
+        assert_eq!(args.workloads, ["Rows=1 Cols=4096", "Rows=4096 Cols=1"]);
+        std::fs::remove_file(&path).expect("removes");
+        let e = args_with(&[&format!("@{}", path.display())])
+            .read_workload_files()
+            .expect_err("no file");
+        assert!(e.0.contains("cannot read the file"), "{e}");
+
+        let e = args_with(&["Rows"]).validate().expect_err("not a pair");
+        assert!(e.0.contains("is not Axis=value"), "{e}");
+        let e = args_with(&[" "]).listed_workloads().expect_err("none");
+        assert!(e.0.contains("lists no workload"), "{e}");
+    }
+
+    fn args_with(workloads: &[&str]) -> BenchArgs {
+        BenchArgs {
+            workloads: workloads.iter().map(|w| w.to_string()).collect(),
+            ..BenchArgs::default()
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod provenance;
 pub mod record;
 pub mod status;
 pub mod units;
+pub mod workloads;
 
 pub use documents::{
     AxisDoc, AxisKind, AxisValueDoc, BenchListing, BenchResults, Device, DevicesDoc, Event,
@@ -46,5 +47,6 @@ pub use status::Status;
 /// host, driver, NVRTC, clocks, power limit) and each sample's SM clock (`samples.sm_clock`);
 /// 9 added `--energy` and each state's `energy` (NVML's energy counter around batches of
 /// launches: joules per launch and power); 10 added `--tie-margin` and the `tied` stop (an
-/// equivalence margin under `--decide`) and the tolerance's `floor` (relative to the output).
-pub const PROTOCOL_VERSION: u32 = 10;
+/// equivalence margin under `--decide`) and the tolerance's `floor` (relative to the output);
+/// 11 added `--workloads` (only the listed points of the axes' product run).
+pub const PROTOCOL_VERSION: u32 = 11;

@@ -5,7 +5,9 @@
 //! per size, from two device models, and dispatched per size.
 //!
 //! An application's calls captured (`GPUTUNE_CAPTURE`) are searched on exactly their sizes
-//! (`search --captured`), one of them a size the bench does not declare.
+//! (`search --captured`), one of them a size the bench does not declare, and on exactly their
+//! shapes: 4096 × 1 and 1 × 4096, not the product's 4096 × 4096 and 1 × 1; a second search of
+//! the same store measures nothing again, and a bundle carries the shapes to `run-bundle`.
 //!
 //! The tests write the fixture's `gputune.toml` (ignored by git), so they hold one lock.
 
@@ -206,6 +208,8 @@ fn search(bin: &Path, db: &Path) {
         db,
         &[
             "search",
+            "-R",
+            "^work$",
             "--",
             "--stopping-criterion",
             "sample-count",
@@ -432,27 +436,109 @@ fn captured_calls_are_searched_on_exactly_their_sizes() {
     let db = dir.join("gputune.db");
     let bin = cargo_gputune();
     let captured = captures.to_str().expect("utf-8");
-    let out = gputune(
-        &bin,
-        PACKAGE,
-        &db,
-        &[
-            "search",
-            "--captured",
-            captured,
-            "--",
-            "--stopping-criterion",
-            "sample-count",
-            "--target-samples",
-            "5",
-            "--no-batch",
-        ],
-    );
+    let measure = [
+        "--",
+        "--stopping-criterion",
+        "sample-count",
+        "--target-samples",
+        "5",
+        "--no-batch",
+    ];
+    let search = |db: &Path, more: &[&str]| {
+        let mut args = vec!["search", "--captured", captured];
+        args.extend(more);
+        args.extend(measure);
+        gputune(&bin, PACKAGE, db, &args)
+    };
+    let out = search(&db, &[]);
     let said = text(&out);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("Elements=[50000,320000]"), "{said}");
     assert!(said.contains("no bench tunes `pick`"), "{said}");
-    assert!(said.contains("no bench tunes `shaped`"), "{said}");
+    // The shapes' axes take both values, and the bench runs only the captured two of the
+    // four shapes they make.
+    assert!(
+        said.contains(
+            "searching with -a 'Rows[pow2]=[0,12]' -a 'Cols[pow2]=[0,12]', only the 2 captured \
+             of their 4 combinations"
+        ),
+        "{said}"
+    );
+    let captured_shapes = ["Rows=2^0 Cols=2^12", "Rows=2^12 Cols=2^0"];
+    let measured = shaped_rows(&db);
+    assert_eq!(
+        measured.keys().cloned().collect::<Vec<_>>(),
+        ["a_1", "a_2", "base"],
+        "{measured:?}"
+    );
+    for (variant, rows) in &measured {
+        let shapes: Vec<&str> = rows.iter().map(|(rt, _)| rt.as_str()).collect();
+        assert_eq!(
+            shapes, captured_shapes,
+            "{variant}: not 4096 × 4096, not 1 × 1"
+        );
+        assert!(rows.iter().all(|(_, status)| status == "ok"), "{rows:?}");
+    }
+    // Per size, the report and apply see exactly the captured shapes.
+    let per_size = gputune(
+        &bin,
+        PACKAGE,
+        &db,
+        &["report", "--per-size", "-R", "^shaped$"],
+    );
+    let shown = text(&per_size);
+    assert!(per_size.status.success(), "{shown}");
+    for shape in captured_shapes {
+        assert!(shown.contains(shape), "{shape}: {shown}");
+    }
+    assert!(
+        !shown.contains("Rows=2^0 Cols=2^0") && !shown.contains("Rows=2^12 Cols=2^12"),
+        "{shown}"
+    );
+
+    // A second search of the same store resumes the first: nothing is measured again.
+    let before = store_state(&db);
+    let again = search(&db, &[]);
+    let said = text(&again);
+    assert!(again.status.success(), "{said}");
+    assert_eq!(store_state(&db), before, "{said}");
+    let done: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("result(s) stored"))
+        .collect();
+    assert!(
+        !done.is_empty()
+            && done
+                .iter()
+                .all(|l| l.contains(" 0 run(s), 0 result(s) stored")),
+        "{said}"
+    );
+    assert_eq!(shaped_rows(&db), measured);
+
+    // A bundle carries the list (in its bench arguments) to `run-bundle`.
+    let bundle = dir.join("bundle");
+    let built = search(
+        &dir.join("unused.db"),
+        &["--build-only", "--bundle", bundle.to_str().expect("utf-8")],
+    );
+    assert!(built.status.success(), "{}", text(&built));
+    let plan = std::fs::read_to_string(bundle.join("bundle.json")).expect("bundle.json");
+    assert!(
+        plan.contains("Rows=1 Cols=4096;Rows=4096 Cols=1"),
+        "the bundle's bench arguments list the shapes: {plan}"
+    );
+    let ran = Command::new(bundle.join("cargo-gputune"))
+        .arg("run-bundle")
+        .arg(&bundle)
+        .output()
+        .expect("run-bundle runs");
+    assert!(ran.status.success(), "{}", text(&ran));
+    let from_bundle = shaped_rows(&bundle.join("gputune.db"));
+    assert!(!from_bundle.is_empty(), "{}", text(&ran));
+    for (variant, rows) in &from_bundle {
+        let shapes: Vec<&str> = rows.iter().map(|(rt, _)| rt.as_str()).collect();
+        assert_eq!(shapes, captured_shapes, "{variant} from the bundle");
+    }
     let report = gputune(
         &bin,
         PACKAGE,
@@ -488,7 +574,7 @@ fn captured_calls_are_searched_on_exactly_their_sizes() {
     let none = gputune(&bin, PACKAGE, &db, &["report", "--function", "pick"]);
     assert_eq!(none.status.code(), Some(2), "{}", text(&none));
     assert!(
-        text(&none).contains("the store has work"),
+        text(&none).contains("the store has shaped, work"),
         "{}",
         text(&none)
     );
@@ -509,6 +595,57 @@ fn captured_calls_are_searched_on_exactly_their_sizes() {
         "a missing directory is a usage error: {}",
         text(&out)
     );
+    // The captured workloads are the list: another one is refused, not searched beside them.
+    let out = gputune(
+        &bin,
+        PACKAGE,
+        &db,
+        &[
+            "search",
+            "--captured",
+            captured,
+            "--",
+            "--workloads",
+            "Rows=1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("leave --workloads out"),
+        "{}",
+        text(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each variant of `shaped` in the store at `db`: its runtime workloads and their statuses.
+fn shaped_rows(db: &Path) -> std::collections::BTreeMap<String, Vec<(String, String)>> {
+    let store = rusqlite::Connection::open(db).expect("the store opens");
+    let mut query = store
+        .prepare(
+            "SELECT variant, rt_workload, status FROM results WHERE function = 'shaped' \
+             ORDER BY variant, rt_workload",
+        )
+        .expect("a query");
+    let mut out = std::collections::BTreeMap::<String, Vec<(String, String)>>::new();
+    let rows = query
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("rows");
+    for row in rows {
+        let (variant, rt, status): (String, String, String) = row.expect("a row");
+        out.entry(variant).or_default().push((rt, status));
+    }
+    out
+}
+
+/// How many rows the store at `db` holds, and when the last was written.
+fn store_state(db: &Path) -> (i64, String) {
+    let store = rusqlite::Connection::open(db).expect("the store opens");
+    store
+        .query_row("SELECT COUNT(*), MAX(created) FROM results", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .expect("counted")
 }
 
 #[test]

@@ -18,6 +18,7 @@ mod energy;
 mod finals;
 mod interleave;
 pub(crate) mod lanes;
+mod listed;
 mod measured;
 mod probed;
 pub mod protocol;

@@ -31,17 +31,20 @@ pub(crate) const MIN_BASE_BUILD: f64 = 5.0;
 /// Smallest base run time the run limit is computed from.
 pub(crate) const MIN_BASE_RUN: f64 = 2.0;
 
-/// One compile-time workload: its key and the `-a` arguments that select it.
+/// One compile-time workload: its key, the `-a` arguments that select it, and its value of
+/// each compile-time axis (plain name, value as `-a` writes it).
 #[derive(Debug, Clone)]
 pub(crate) struct CtWorkload {
     pub(crate) key: String,
-    args: Vec<String>,
+    pub(crate) args: Vec<String>,
+    pub(crate) values: Vec<(String, String)>,
 }
 
 pub(crate) fn ct_workloads(axes: &[Axis]) -> Vec<CtWorkload> {
     let mut out = vec![CtWorkload {
         key: String::new(),
         args: Vec::new(),
+        values: Vec::new(),
     }];
     for a in axes.iter().filter(|a| a.compile_time) {
         out = out
@@ -56,6 +59,7 @@ pub(crate) fn ct_workloads(axes: &[Axis]) -> Vec<CtWorkload> {
                     w.key.push_str(&format!("{}={v}", a.plain_name));
                     w.args.push("-a".into());
                     w.args.push(format!("{}={v}", a.name));
+                    w.values.push((a.plain_name.clone(), v.clone()));
                     w
                 })
             })
@@ -315,6 +319,21 @@ impl Plan<'_> {
         let bench_args = screen.as_ref().unwrap_or(&self.bench_args);
         let mut remaining: Vec<String> = labels.to_vec();
         let mut ran = Ran::default();
+        // A compile-time workload that no listed workload (`--workloads`) is on runs nothing:
+        // its variants are skipped there, without a process.
+        if let Some(why) = crate::measure::listed::unlisted(bench_args, ct) {
+            for label in labels {
+                let mut row = self.row(&ct.key, label, "*", 0.0, Status::Skipped)?;
+                row.message = Some(why.clone());
+                finished(label, vec![row], out)?;
+            }
+            match session {
+                Some(s) if keep => ran.kept = Some(s),
+                Some(s) => ran.ended(s, Some(END_LIMIT))?,
+                None => {}
+            }
+            return Ok(ran);
+        }
         let mut reuse = session;
         while !remaining.is_empty() {
             // What the process keeps over its passes, and what each pass says.
@@ -339,7 +358,10 @@ impl Plan<'_> {
             } else {
                 args.push(variants);
             }
-            args.extend(bench_args.to_args());
+            args.extend(crate::measure::listed::pass_args(
+                bench_args,
+                &self.work_dir,
+            )?);
             // Base's samples in this process, per runtime workload: the control of the
             // variants after it.
             let mut controls: BTreeMap<String, Vec<f64>> = BTreeMap::new();

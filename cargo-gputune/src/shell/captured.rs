@@ -18,6 +18,15 @@ pub(super) fn captured_command(
     s: &search::Settings,
     out: &mut Output,
 ) -> Result<i32> {
+    // The captured workloads are the list: another one would be searched beside them.
+    if s.bench_args
+        .iter()
+        .any(|a| a == "--workloads" || a.starts_with("--workloads="))
+    {
+        return Err(anyhow::Error::new(Usage(
+            "--captured lists the captured workloads itself: leave --workloads out".into(),
+        )));
+    }
     let captures = gputune_protocol::capture::read_dir(dir)
         .map_err(|e| anyhow::Error::new(Usage(e.to_string())))?;
     let searches = search::captured_searches(&captures, s, &args.package);
@@ -47,7 +56,7 @@ pub(super) fn captured_command(
     let (mut code, mut searched) = (0, 0);
     for c in &searches {
         out.status(&format!(
-            "Captured {}::{}: {} workload(s) in {} call(s); searching with {}",
+            "Captured {}::{}: {} workload(s) in {} call(s); searching with {}{}",
             c.package,
             c.function,
             c.workloads,
@@ -56,7 +65,15 @@ pub(super) fn captured_command(
                 .iter()
                 .map(|a| format!("-a '{a}'"))
                 .collect::<Vec<_>>()
-                .join(" ")
+                .join(" "),
+            if c.combinations > c.workloads {
+                format!(
+                    ", only the {} captured of their {} combinations (--workloads)",
+                    c.workloads, c.combinations
+                )
+            } else {
+                String::new()
+            }
         ));
         let done = match &mut bundled {
             Some((dir, b, builds)) => {

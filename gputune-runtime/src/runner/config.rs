@@ -33,6 +33,7 @@ pub(super) fn parse_flags(args: &[String]) -> Result<Option<Cli>> {
     };
     cli.validate()?;
     cli.read_variant_files()?;
+    cli.read_workload_files()?;
     // What the bench applies: `--profile` stands for the settings it implies.
     Ok(Some(cli.effective()))
 }

@@ -17,6 +17,7 @@ mod results;
 mod selection;
 mod states;
 mod variant;
+mod workloads;
 
 use gputune_protocol::{ExitCode, StateStatus};
 
@@ -129,8 +130,12 @@ pub fn run(args: &[String], benches: Vec<Bench>, criteria: Criteria) -> Result<i
         Backends::open(&benches, &cli)
     })?;
     // States of one variant over all selected benches: a pass runs them per variant.
-    let per_variant = benches.iter().map(Bench::state_count).sum::<usize>();
-    let mut runner = Runner::new(exec, backends, events, &cli, per_variant * variants.len());
+    let listed = workloads::Listed::new(&cli, &benches)?;
+    let per_variant = |listed: &workloads::Listed| -> usize {
+        benches.iter().map(|b| states::state_count(b, listed)).sum()
+    };
+    let states = per_variant(&listed) * variants.len();
+    let mut runner = Runner::new(exec, backends, events, &cli, (states, listed));
 
     let mut report = RunReport {
         argv: args.to_vec(),
@@ -162,7 +167,9 @@ pub fn run(args: &[String], benches: Vec<Bench>, criteria: Criteria) -> Result<i
         };
         let config = RunConfig::new(&next, runner.take_criteria(), &benches)?;
         variant::plan(&benches, &next.variant);
-        runner.next_pass(config.exec, &next, per_variant * config.variants.len());
+        let listed = workloads::Listed::new(&next, &benches)?;
+        let states = per_variant(&listed) * config.variants.len();
+        runner.next_pass(config.exec, &next, (states, listed));
         variants = config.variants;
     }
     results::write(&report, cli.json.as_deref())?;
@@ -361,6 +368,67 @@ mod tests {
         // Three samples each; the warm-up only where nothing ran before the measurement.
         assert_eq!(VERIFIED_RUNS.load(Ordering::SeqCst), 3);
         assert_eq!(PLAIN_RUNS.load(Ordering::SeqCst), 4);
+    }
+
+    #[test]
+    fn only_the_listed_workloads_run_and_only_they_are_reported() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static RAN: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!("gputune-listed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let (jsonl, file) = (dir.join("run.jsonl"), dir.join("workloads.txt"));
+        std::fs::write(&file, "Rows=4096 Cols=1\nRows=1 Cols=4096\n").expect("written");
+        let shaped = |state: &mut State<'_>| -> BenchResult {
+            RAN.fetch_add(1, Ordering::SeqCst);
+            state.exec(|_| Ok(()));
+            Ok(())
+        };
+        let benches = vec![Bench::new("shaped", shaped)
+            .add_int64_axis("Rows", [1, 4096])
+            .add_int64_axis("Cols", [1, 4096])];
+        let args: Vec<String> = [
+            "bench",
+            "--stopping-criterion",
+            "sample-count",
+            "--target-samples",
+            "3",
+            "--min-samples",
+            "3",
+            "--no-batch",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(["--workloads".into(), format!("@{}", file.display())])
+        .chain(["--jsonl".into(), jsonl.display().to_string()])
+        .collect();
+        assert_eq!(
+            run(&args, benches, Criteria::builtin()).expect("runs"),
+            EXIT_OK
+        );
+        let names: Vec<String> = lines(&jsonl)
+            .into_iter()
+            .filter(|e| e["event"] == "state")
+            .map(|e| e["state"]["name"].as_str().unwrap_or_default().to_string())
+            .collect();
+        // Two of the product's four: not 1 × 1, not 4096 × 4096, and none as skipped.
+        assert_eq!(
+            names,
+            ["Device=0 Rows=1 Cols=4096", "Device=0 Rows=4096 Cols=1"]
+        );
+        assert_eq!(RAN.load(Ordering::SeqCst), 2);
+        let bad: Vec<String> = ["bench", "--workloads", "Row=1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let only = |_: &mut State<'_>| -> BenchResult { Ok(()) };
+        let e = run(
+            &bad,
+            vec![Bench::new("b", only).add_int64_axis("Rows", [1])],
+            Criteria::builtin(),
+        )
+        .expect_err("an unknown axis");
+        assert!(matches!(e, Error::Usage(_)), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

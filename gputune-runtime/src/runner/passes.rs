@@ -29,6 +29,7 @@ fn parse(line: &str) -> Result<Option<Cli>> {
     }
     let mut cli = Cli::next_pass(line.trim())?;
     cli.read_variant_files()?;
+    cli.read_workload_files()?;
     Ok(Some(cli.effective()))
 }
 

@@ -7,6 +7,7 @@ use super::events::EventStream;
 use super::progress::Progress;
 use super::race::RaceBook;
 use super::variant;
+use super::workloads::Listed;
 use crate::axis::{AxisValue, AxisValues};
 use crate::backend::Backend;
 use crate::bench::{Bench, BenchFn};
@@ -27,6 +28,8 @@ pub(super) struct Runner {
     progress: Progress,
     cpu_only: bool,
     lost: Option<LostDevice>,
+    /// The pass's `--workloads`: the states outside it are not run.
+    listed: Listed,
 }
 
 /// One variant of one bench: what its states share.
@@ -40,13 +43,13 @@ struct Pass<'a> {
 }
 
 impl Runner {
-    /// `states` is how many the run will start, for the progress lines.
+    /// `states` is how many the run will start, for the progress lines; `listed`, which.
     pub(super) fn new(
         exec: ExecConfig,
         backends: Backends,
         events: EventStream,
         cli: &Cli,
-        states: usize,
+        (states, listed): (usize, Listed),
     ) -> Runner {
         Runner {
             exec,
@@ -57,6 +60,7 @@ impl Runner {
             progress: Progress::new(states),
             cpu_only: cli.cpu,
             lost: None,
+            listed,
         }
     }
 
@@ -88,12 +92,19 @@ impl Runner {
         self.exec.criteria.take()
     }
 
-    /// Measures the next pass with `exec` and `cli`'s race settings, over `states` states;
-    /// the devices, the event stream and everything the process keeps carry over.
-    pub(super) fn next_pass(&mut self, exec: ExecConfig, cli: &Cli, states: usize) {
+    /// Measures the next pass with `exec` and `cli`'s race settings, over `states` states,
+    /// those `listed`; the devices, the event stream and everything the process keeps carry
+    /// over.
+    pub(super) fn next_pass(
+        &mut self,
+        exec: ExecConfig,
+        cli: &Cli,
+        (states, listed): (usize, Listed),
+    ) {
         self.exec = exec;
         self.race = RaceBook::new(cli.race, cli.decide, cli.tie_margin);
         self.progress = Progress::new(states);
+        self.listed = listed;
     }
 
     /// The state that lost the device, once one has: nothing more may run.
@@ -146,6 +157,9 @@ impl Runner {
         for (type_index, inst) in bench.live_instances() {
             for point in value_points(bench) {
                 let axis_values = axis_values(bench, &inst.types, point);
+                if !self.listed.admits(&axis_values) {
+                    continue;
+                }
                 let state = self.state(pass, type_index, &inst.function, axis_values);
                 self.events
                     .state(&bench.name, pass.variant, &state, &self.devices)?;
@@ -268,6 +282,20 @@ fn state_name(device_id: u32, axis_values: &[(String, AxisValue)]) -> String {
         )
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// How many states of `bench` a variant runs: those of its live type instances and points of
+/// its value axes that `listed` admits.
+pub(super) fn state_count(bench: &Bench, listed: &Listed) -> usize {
+    bench
+        .live_instances()
+        .map(|(_, inst)| {
+            value_points(bench)
+                .into_iter()
+                .filter(|p| listed.admits(&axis_values(bench, &inst.types, p.clone())))
+                .count()
+        })
+        .sum()
 }
 
 /// A state's axis values: its type instance's types, then its point of the value axes.

@@ -25,6 +25,7 @@ const FLAGS: &[&str] = &[
     "--disable-blocking-kernel",
     "--stopping-criterion",
     "--variant",
+    "--workloads",
     "-b",
     "-a",
     "--list",
@@ -63,6 +64,8 @@ const FLAG_VALUES: &[&str] = &[
     "-b",
     "\u{0}",
     "T{ct}=f32",
+    "Rows=1 Cols=4096;Rows=4096 Cols=1",
+    "T=f32 Rows=2^12",
 ];
 
 #[test]

@@ -6,6 +6,12 @@
 //! replace its size axes' values (`Elements{io}[pow2]=[12,20]` where every size is a power of
 //! two, which power-of-two axes need; else the values themselves). Captured sizes need not be
 //! values the bench declares: they are the application's; their `{io}` weight is 1.
+//!
+//! Those `-a` specs make a product (types × each size axis), a superset of what was captured:
+//! (1, 4096), (4096, 1) and (1024, 14336) make 3 × 3 shapes. The bench runs only the captured
+//! ones, listed in its `--workloads` (`T=f32 Rows=1 Cols=4096`, a line each); the others are
+//! not measured, stored or reported. One search per function, whatever its workloads, so a
+//! second search into the same store resumes the first and measures nothing again.
 
 use gputune_protocol::capture::CaptureFile;
 
@@ -22,8 +28,10 @@ pub struct CapturedSearch {
     pub settings: Settings,
     /// `-a` specs it adds, for the user.
     pub axes: Vec<String>,
-    /// Distinct workloads and calls captured.
+    /// Distinct workloads captured: those its bench runs (`--workloads`).
     pub workloads: usize,
+    /// The combinations of the `-a` values: the workloads the product would have.
+    pub combinations: usize,
     /// Calls captured.
     pub calls: u64,
 }
@@ -50,6 +58,17 @@ pub fn size_spec(axis: &str, values: &[u64]) -> String {
     }
 }
 
+/// A captured workload as `--workloads` lists it: `T=f32 Rows=1 Cols=4096`, each type by
+/// [`short_type`], as the `-a` of its type axis names it.
+pub fn workload_line(w: &gputune_protocol::capture::Captured) -> String {
+    w.types
+        .iter()
+        .map(|(p, t)| format!("{p}={}", short_type(t)))
+        .chain(w.sizes.iter().map(|(a, v)| format!("{a}={v}")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// One search per captured function of `captures` (of the `packages` given, all if none),
 /// each `s` narrowed to it.
 pub fn searches(
@@ -63,6 +82,7 @@ pub fn searches(
             continue;
         }
         let mut axes = Vec::new();
+        let mut combinations = 1usize;
         let mut type_params: Vec<&str> = Vec::new();
         let mut size_axes: Vec<&str> = Vec::new();
         for w in &c.workloads {
@@ -84,6 +104,7 @@ pub fn searches(
                     names.push(short_type(t));
                 }
             }
+            combinations = combinations.saturating_mul(names.len());
             axes.push(format!("{p}=[{}]", names.join(",")));
         }
         for a in &size_axes {
@@ -96,18 +117,26 @@ pub fn searches(
                 .collect();
             values.sort_unstable();
             values.dedup();
+            combinations = combinations.saturating_mul(values.len());
             axes.push(size_spec(a, &values));
         }
         let mut settings = s.clone();
         settings.regex = Some(format!("^{}$", regex::escape(&c.function)));
         settings.axes = axes.iter().cloned().chain(s.axes.iter().cloned()).collect();
         settings.free_axes = size_axes.iter().map(|a| a.to_string()).collect();
+        // Exactly the captured workloads of that product: the bench runs no other.
+        let lines: Vec<String> = c.workloads.iter().map(workload_line).collect();
+        if !lines.iter().all(String::is_empty) {
+            settings.bench_args.push("--workloads".into());
+            settings.bench_args.push(lines.join(";"));
+        }
         out.push(CapturedSearch {
             package: c.package.clone(),
             function: c.function.clone(),
             settings,
             axes,
             workloads: c.workloads.len(),
+            combinations,
             calls: c.workloads.iter().map(|w| w.count).sum(),
         });
     }
@@ -130,6 +159,42 @@ mod tests {
             "Elements[pow2]=[10,20]"
         );
         assert_eq!(size_spec("Cols", &[768, 4096]), "Cols=[768,4096]");
+    }
+
+    #[test]
+    fn shapes_are_searched_as_captured_not_as_their_axes_product() {
+        let shape = |r: u64, c: u64| Captured {
+            types: Vec::new(),
+            sizes: vec![("Rows".into(), r), ("Cols".into(), c)],
+            count: 1,
+        };
+        let captures = vec![CaptureFile {
+            version: CAPTURE_VERSION,
+            package: "app".into(),
+            function: "norm".into(),
+            workloads: vec![shape(1, 4096), shape(4096, 1), shape(1024, 14336)],
+        }];
+        let s = crate::measure::search::tests_support::settings();
+        let f = &searches(&captures, &s, &[])[0];
+        assert_eq!(f.axes, ["Rows[pow2]=[0,10,12]", "Cols=[1,4096,14336]"]);
+        assert_eq!((f.workloads, f.combinations), (3, 9));
+        assert_eq!(
+            f.settings.bench_args,
+            [
+                "--workloads",
+                "Rows=1 Cols=4096;Rows=4096 Cols=1;Rows=1024 Cols=14336"
+            ]
+        );
+        // A function captured without types or sizes runs its one workload: no list.
+        let bare = vec![CaptureFile {
+            workloads: vec![Captured {
+                types: Vec::new(),
+                sizes: Vec::new(),
+                count: 3,
+            }],
+            ..captures[0].clone()
+        }];
+        assert!(searches(&bare, &s, &[])[0].settings.bench_args.is_empty());
     }
 
     #[test]
@@ -170,6 +235,19 @@ mod tests {
         assert_eq!(f.settings.regex.as_deref(), Some("^scale$"));
         assert_eq!(f.settings.free_axes, ["Elements"]);
         assert_eq!((f.workloads, f.calls), (3, 6));
+        // Three of the product's four: H was not called on 2^20 elements.
+        assert_eq!(f.combinations, 4);
+        assert_eq!(
+            f.settings.bench_args,
+            [
+                "--workloads",
+                "T=f32 Elements=4096;T=f32 Elements=1048576;T=H Elements=4096"
+            ]
+        );
+        let args = crate::measure::search::measurement_args(&f.settings).expect("valid");
+        let listed = args.listed_workloads().expect("parses").expect("listed");
+        assert_eq!(listed.len(), 3);
+        assert_eq!(listed[2].to_string(), "T=H Elements=4096");
         assert_eq!(
             searches(&captures, &s, &[]).len(),
             2,

@@ -205,6 +205,10 @@ pub(crate) fn measurement_args(s: &Settings) -> Result<BenchArgs> {
     })?;
     a.validate()
         .map_err(|e| usage(format!("bench arguments after `--`: {e}")))?;
+    // `--workloads @FILE` is read here: the list travels in the flags (a bundle's too).
+    a.read_workload_files()
+        .and_then(|()| a.listed_workloads().map(|_| ()))
+        .map_err(|e| usage(format!("bench arguments after `--`: {e}")))?;
     let owned = [
         (!a.benchmarks.is_empty(), "-b (use --bench or -R)"),
         (!a.axes.is_empty(), "-a (put it before `--`)"),
