@@ -44,9 +44,15 @@ pub(crate) enum Job {
         /// The run limit of one state.
         limit: Duration,
     },
-    /// Measure base in full in the waiting process, as the control of finals to come: the
-    /// lane has no screening left while others do.
+    /// Measure base in full on workload `ct` in a process of `bin` (the waiting one, if it
+    /// runs them), as the control of the finals to come and of the screening passes after it
+    /// in the same process: at the start of a search, or once the lane has no screening left
+    /// while others do.
     Control {
+        /// The binary.
+        bin: PathBuf,
+        /// The compile-time workload, an index into the search's.
+        ct: usize,
         /// The run limit of one state.
         limit: Duration,
     },
@@ -112,7 +118,7 @@ pub(crate) enum Report {
 }
 
 /// Base's samples per runtime workload, as one process measured them.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Control {
     bin: PathBuf,
     ct: usize,
@@ -251,17 +257,12 @@ impl<'p> Lane<'p> {
                     ran,
                 )
             }
-            Job::Control { limit } => {
-                let Some((bin, ct)) = self.kept.as_ref().map(|(_, b, c)| (b.clone(), *c)) else {
-                    return Ok(());
-                };
-                self.pass(
-                    (&bin, ct, &["base".to_string()]),
-                    (Pass::Final, false, None),
-                    limit,
-                    ran,
-                )
-            }
+            Job::Control { bin, ct, limit } => self.pass(
+                (&bin, ct, &["base".to_string()]),
+                (Pass::Final, false, None),
+                limit,
+                ran,
+            ),
             Job::Final {
                 bin,
                 ct,
@@ -274,7 +275,7 @@ impl<'p> Lane<'p> {
                     && self
                         .final_control
                         .as_ref()
-                        .is_some_and(|c| c.serves(&bin, ct, None));
+                        .is_some_and(|c| c.serves(&bin, ct, Some(CONTROL_AGE)));
                 let control = !reuse && !base_alone;
                 self.pass(
                     (&bin, ct, &labels),
@@ -373,6 +374,11 @@ impl<'p> Lane<'p> {
         };
         match pass {
             Pass::First => self.screen_control = kept_control,
+            // Base in full serves the screening passes after it in the process too.
+            Pass::Final if base_alone => {
+                self.screen_control.clone_from(&kept_control);
+                self.final_control = kept_control;
+            }
             Pass::Final => self.final_control = kept_control,
         }
         if let Some(session) = this.kept.take() {

@@ -182,6 +182,7 @@ impl Spread<'_, '_> {
             Work::Items(items, failures) => {
                 self.queue = Queue::new(items);
                 self.last = true;
+                self.control_first(out);
                 self.screen(out)?;
                 for f in failures {
                     if !self.measured.complete(self.ctx.cts, &f.label) {
@@ -209,6 +210,7 @@ impl Spread<'_, '_> {
                     let items: Vec<Item> = items.map(|i| self.not_done(i)).collect();
                     self.queue = Queue::new(items);
                     self.last = proposer.to_go() == 0;
+                    self.control_first(out);
                     self.screen(out)?;
                     for (label, score) in std::mem::take(&mut self.scored) {
                         proposer.scored.insert(label, score);
@@ -285,13 +287,39 @@ impl Spread<'_, '_> {
             let decides = self.ctx.plan.bench_args.decide.is_some();
             if self.last && decides && others_screen && lane.control.is_none() {
                 if let Some((bin, ct)) = lane.serving.clone() {
-                    let limit = self.limit(ct);
-                    self.lanes[i].control = Some((bin, ct));
-                    self.send(i, Job::Control { limit }, Kind::Control, out);
+                    self.control(i, bin, ct, out);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Has `lane` measure base in full on workload `ct` in a process of `bin`.
+    fn control(&mut self, lane: usize, bin: PathBuf, ct: usize, out: &mut Output) {
+        let limit = self.limit(ct);
+        self.lanes[lane].control = Some((bin.clone(), ct));
+        self.send(lane, Job::Control { bin, ct, limit }, Kind::Control, out);
+    }
+
+    /// At the start of a deciding search's screening, the last lane measures base in full
+    /// first, where the first of the queue's work runs: the control of the finals to come
+    /// (and of its screening after it), measured while the other lanes screen, so that a
+    /// search whose finals are one finalist (short kernels, often) waits for that finalist
+    /// alone at the end.
+    fn control_first(&mut self, out: &mut Output) {
+        let decides = self.ctx.plan.bench_args.decide.is_some();
+        if !decides || self.alive() < 2 || self.lanes.iter().any(|l| l.control.is_some()) {
+            return;
+        }
+        let Some((bin, ct)) = self.queue.first() else {
+            return;
+        };
+        if let Some(lane) = (0..self.lanes.len())
+            .rev()
+            .find(|&i| self.lanes[i].jobs.is_some())
+        {
+            self.control(lane, bin, ct, out);
+        }
     }
 
     /// The run limit of one state on workload `ct`.

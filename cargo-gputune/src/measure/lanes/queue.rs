@@ -45,6 +45,11 @@ impl Queue {
         self.items.iter().map(|i| i.labels.len()).sum()
     }
 
+    /// The binary and workload of the first work left.
+    pub(crate) fn first(&self) -> Option<(PathBuf, usize)> {
+        self.items.front().map(|i| (i.bin.clone(), i.ct))
+    }
+
     /// Whether nothing is left.
     pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()
