@@ -197,8 +197,9 @@ fn a_strategy_on_several_devices_proposes_batches_for_all_of_them() {
 }
 
 /// Wraps every variant binary of the bundle so that device 1 fails: with `hidden`, it cannot
-/// be opened at all; without, its first process dies once it has started a variant (the GPU
-/// lost mid-search), and it cannot be opened after that.
+/// be opened at all; without, its first process dies once it has started measuring (base in
+/// full, the control of the finals, or a variant: the GPU lost mid-search), and it cannot be
+/// opened after that.
 fn fail_device_1(bundle: &Path, hidden: bool) {
     let bins = bundle.join("bin");
     for entry in std::fs::read_dir(&bins).expect("bin") {
@@ -236,7 +237,7 @@ done
 me=$$
 (
   i=0
-  while [ $i -lt 1000 ] && ! grep -q '"variant":"work_' "$jsonl" 2> /dev/null; do
+  while [ $i -lt 1000 ] && ! grep -q '"event":"variant"' "$jsonl" 2> /dev/null; do
     sleep 0.01; i=$((i + 1))
   done
   kill -9 $me

@@ -2,11 +2,12 @@
 //! one waiting bench process on its GPU (`--device D --more-on-stdin`), and reports every
 //! finished variant's rows back as they come.
 //!
-//! Each of its processes measures base once as the control of the variants after it, as the
-//! one process of a search on one GPU does: a later pass in the same process, within
-//! [`CONTROL_AGE`], reuses it, so that a pass costs no more than its variants. The finals
-//! measure base in full in the process that measures the finalists after it, so each speedup
-//! stays against base on the same physical GPU.
+//! Every screening pass measures base first, as the control of the variants after it and the
+//! first reference of `--decide`'s early look (which starts afresh with each pass: without base
+//! first, the first variants of a pass would all take their full screening samples, 147 more
+//! of the 64-point SGEMM's on two H200s). The finals measure base in full in the process that
+//! measures the finalists after it, so each speedup stays against base on the same physical
+//! GPU; base in full measured earlier in the same process, within [`CONTROL_AGE`], serves.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,9 +23,9 @@ use crate::measure::protocol::Session;
 use crate::measure::runs::{CtWorkload, Pass, Plan, RunRequest, END_LIMIT};
 use crate::results::store::Measurement;
 
-/// How long a process's control (base, measured at the start of its first pass) serves the
-/// passes after it: about as long as one GPU's process of the large space (16,020 variants,
-/// 33 s on an H200) serves its one pass. An older one is measured again.
+/// How long base in full serves the finals of its process as their control: about as long as
+/// the control of one GPU's one screening pass of the large space (16,020 variants, 33 s on an
+/// H200) serves it. An older one is measured again.
 pub(crate) const CONTROL_AGE: Duration = Duration::from_secs(30);
 
 /// What a lane is asked to run.
@@ -45,9 +46,8 @@ pub(crate) enum Job {
         limit: Duration,
     },
     /// Measure base in full on workload `ct` in a process of `bin` (the waiting one, if it
-    /// runs them), as the control of the finals to come and of the screening passes after it
-    /// in the same process: at the start of a search, or once the lane has no screening left
-    /// while others do.
+    /// runs them), as the control of the finals to come in the same process: at the start of
+    /// a search, or once the lane has no screening left while others do.
     Control {
         /// The binary.
         bin: PathBuf,
@@ -169,7 +169,6 @@ pub(crate) struct Lane<'p> {
     /// Where its reports go.
     pub(crate) reports: Sender<Report>,
     kept: Option<(Session, PathBuf, usize)>,
-    screen_control: Option<Control>,
     final_control: Option<Control>,
 }
 
@@ -189,7 +188,6 @@ impl<'p> Lane<'p> {
             out,
             reports,
             kept: None,
-            screen_control: None,
             final_control: None,
         }
     }
@@ -242,21 +240,12 @@ impl<'p> Lane<'p> {
                 labels,
                 build_seconds,
                 limit,
-            } => {
-                // Energy needs base's energy in the same pass: every pass measures its control.
-                let reuse = !self.plan.bench_args.energy
-                    && self.waits_for(&bin, ct)
-                    && self
-                        .screen_control
-                        .as_ref()
-                        .is_some_and(|c| c.serves(&bin, ct, Some(CONTROL_AGE)));
-                self.pass(
-                    (&bin, ct, &labels),
-                    (Pass::First, !reuse, Some(build_seconds)),
-                    limit,
-                    ran,
-                )
-            }
+            } => self.pass(
+                (&bin, ct, &labels),
+                (Pass::First, true, Some(build_seconds)),
+                limit,
+                ran,
+            ),
             Job::Control { bin, ct, limit } => self.pass(
                 (&bin, ct, &["base".to_string()]),
                 (Pass::Final, false, None),
@@ -295,7 +284,7 @@ impl<'p> Lane<'p> {
     }
 
     /// One pass of `labels` of `bin` on workload `ct`, with base first as the control where
-    /// `control` is on, else against the control this process measured before.
+    /// `control` is on, else (finals) against base in full as this process measured it before.
     fn pass(
         &mut self,
         (bin, ct, labels): (&std::path::Path, usize, &[String]),
@@ -308,7 +297,6 @@ impl<'p> Lane<'p> {
             Some((s, ..)) => {
                 // Another binary or workload: it ends before this pass's process starts.
                 ran.ended(s, Some(END_LIMIT))?;
-                self.screen_control = None;
                 self.final_control = None;
                 None
             }
@@ -325,9 +313,9 @@ impl<'p> Lane<'p> {
             keep: true,
         };
         let (lane, reports) = (self.index, &self.reports);
-        // The control this pass reuses, and the one it measures.
+        // The control this pass reuses (finals), and the one it measures.
         let earlier = match pass {
-            Pass::First => self.screen_control.take(),
+            Pass::First => None,
             Pass::Final => self.final_control.take(),
         };
         let mut measured: Option<Control> = None;
@@ -337,7 +325,9 @@ impl<'p> Lane<'p> {
             .plan
             .run(&req, session, &mut self.out, &mut |label, mut rows, _| {
                 if label == "base" && (control || base_alone) {
-                    measured = Some(Control::of(bin, ct, &rows));
+                    // A base that failed is no control: the finals measure it again.
+                    let usable = Control::of(bin, ct, &rows);
+                    measured = (!usable.samples.is_empty()).then_some(usable);
                     let base = Report::Base {
                         lane,
                         pass,
@@ -372,14 +362,8 @@ impl<'p> Lane<'p> {
             None if this.processes == 0 => earlier,
             None => None,
         };
-        match pass {
-            Pass::First => self.screen_control = kept_control,
-            // Base in full serves the screening passes after it in the process too.
-            Pass::Final if base_alone => {
-                self.screen_control.clone_from(&kept_control);
-                self.final_control = kept_control;
-            }
-            Pass::Final => self.final_control = kept_control,
+        if pass == Pass::Final {
+            self.final_control = kept_control;
         }
         if let Some(session) = this.kept.take() {
             self.kept = Some((session, bin.to_path_buf(), ct));

@@ -4,12 +4,16 @@
 //! ([`queue`]), so a slower GPU takes less of it; a strategy's batches are spread the same way,
 //! each batch at least one variant per GPU. The finalists are chosen from every lane's
 //! screening together (each variant scored against base measured in its own process, on its
-//! own GPU) and spread over the lanes in turn, each lane measuring base in full beside its
-//! finalists; a lane with no screening left while others still screen measures that base
-//! early. A lane whose GPU fails ends, and what it had not finished goes to the others.
+//! own GPU), and measured beside base in full on the GPU that measures them: the last lane
+//! measures that base first, while the others screen, and a lane left without screening while
+//! others still screen measures it then. The finalists stay on one lane behind their leader, as
+//! on one GPU (each races the leader and stops early), unless more lanes make the finals
+//! shorter; each lane then measures the leader first. A lane whose GPU fails ends, and what it
+//! had not finished goes to the others.
 //!
 //! Every row is stored here, by the search, as its lane reports it: one store, one writer.
 
+mod decide;
 mod lane;
 pub(crate) mod queue;
 
@@ -24,7 +28,6 @@ use gputune_protocol::Status;
 use self::lane::{Job, Lane, Report};
 use self::queue::{Item, Queue};
 use crate::host::output::Output;
-use crate::measure::finals;
 use crate::measure::runs::{record_failure, Counters, Measured, Pass, Plan, RunContext};
 use crate::measure::search::pipeline::{BuildFailure, BuildStage, Proposer};
 use crate::results;
@@ -581,7 +584,8 @@ impl Spread<'_, '_> {
                 self.lanes[lane].summary.device
             ));
         }
-        if pass == Pass::Final {
+        let usable = rows.iter().all(|r| r.status == Status::Ok);
+        if pass == Pass::Final && usable {
             self.base_full.entry(ct).or_insert(rows);
         }
         Ok(())
@@ -630,134 +634,5 @@ impl Spread<'_, '_> {
         for (bin, ct, labels) in finals {
             self.spread_finals(bin, ct, labels, None, out);
         }
-    }
-
-    /// Sends `labels` (finalists of `bin` on workload `ct`, best first) to the live lanes,
-    /// each to the lane with the least finals work ([`queue::spread`]), not to lane `avoid`
-    /// while another is alive.
-    fn spread_finals(
-        &mut self,
-        bin: PathBuf,
-        ct: usize,
-        labels: Vec<String>,
-        avoid: Option<usize>,
-        out: &mut Output,
-    ) {
-        let alive = self.alive();
-        let loads: Vec<Option<usize>> = self
-            .lanes
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                l.jobs.as_ref()?;
-                if alive > 1 && avoid == Some(i) {
-                    return None;
-                }
-                let finals: usize = l
-                    .running
-                    .iter()
-                    .map(|r| match &r.job {
-                        Kind::Final { labels, .. } => labels.len(),
-                        _ => 0,
-                    })
-                    .sum();
-                let control = l
-                    .control
-                    .as_ref()
-                    .is_some_and(|(b, c)| *b == bin && *c == ct);
-                Some(finals + usize::from(!control))
-            })
-            .collect();
-        let Some(to) = queue::spread(labels.len(), &loads) else {
-            return;
-        };
-        let limit = self.limit(ct);
-        for lane in 0..self.lanes.len() {
-            let mine: Vec<String> = labels
-                .iter()
-                .zip(&to)
-                .filter(|(_, &l)| l == lane)
-                .map(|(label, _)| label.clone())
-                .collect();
-            if mine.is_empty() {
-                continue;
-            }
-            self.lanes[lane].control = Some((bin.clone(), ct));
-            let job = Job::Final {
-                bin: bin.clone(),
-                ct,
-                labels: mine.clone(),
-                limit,
-            };
-            let kind = Kind::Final {
-                bin: bin.clone(),
-                ct,
-                labels: mine,
-            };
-            self.send(lane, job, kind, out);
-        }
-    }
-
-    /// The finals: per compile-time workload, the finalists of every lane's screening
-    /// together, spread over the lanes, base in full beside them on each; base's row stored
-    /// last, as the decision made.
-    fn finals(&mut self, out: &mut Output) -> Result<()> {
-        let plan = self.ctx.plan;
-        let Some(z) = plan.bench_args.decide else {
-            return Ok(());
-        };
-        let mine = finals::bench_rows(plan, self.ctx.store)?;
-        let mut decided = Vec::new();
-        for (ct, workload) in self.ctx.cts.iter().enumerate() {
-            let Some(decision) = finals::decide(&mine, &workload.key, z) else {
-                continue;
-            };
-            finals::announce(plan, &workload.key, &decision, out);
-            self.build_seconds.extend(decision.build_seconds.clone());
-            // One job per lane and binary, the binary of the best finalist first.
-            let mut groups: Vec<(PathBuf, Vec<String>)> = Vec::new();
-            for s in &decision.finals {
-                let bin = self.measured.bins.get(&s.label).cloned().with_context(|| {
-                    format!("no binary of the bundle holds the finalist {}", s.label)
-                })?;
-                match groups.iter_mut().find(|(b, _)| *b == bin) {
-                    Some((_, labels)) => labels.push(s.label.clone()),
-                    None => groups.push((bin, vec![s.label.clone()])),
-                }
-            }
-            if groups.is_empty() && !self.base_full.contains_key(&ct) {
-                // Only base is pending: measured in full where a process waits for it.
-                let bin = self
-                    .lanes
-                    .iter()
-                    .filter(|l| l.jobs.is_some())
-                    .find_map(|l| l.serving.clone().filter(|(_, c)| *c == ct))
-                    .map(|(b, _)| b);
-                if let Some(bin) = bin {
-                    groups.push((bin, vec!["base".to_string()]));
-                }
-            }
-            for (bin, labels) in groups {
-                self.spread_finals(bin, ct, labels, None, out);
-            }
-            decided.push(ct);
-        }
-        while self.lanes.iter().any(|l| !l.running.is_empty()) {
-            if self.alive() == 0 {
-                bail!("{}", self.every_lane_failed());
-            }
-            self.next_report(out)?;
-        }
-        for ct in decided {
-            if let Some(mut rows) = self.base_full.remove(&ct) {
-                let build = self.build_seconds.get("base").copied().flatten();
-                for r in &mut rows {
-                    r.build_seconds = build;
-                }
-                self.ctx.store.put(&rows)?;
-                self.counters.stored += rows.len();
-            }
-        }
-        Ok(())
     }
 }

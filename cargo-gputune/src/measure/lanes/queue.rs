@@ -1,13 +1,14 @@
 //! The work a search on several GPUs hands its lanes: screening in chunks that shrink as the
-//! work runs out (guided self-scheduling: a free lane takes its share of what is left, halved),
-//! so that every lane finishes at about the same time whatever its speed, and the finalists
-//! spread over the lanes by the work each already has.
+//! work runs out (guided self-scheduling: a free lane takes its share of what is left), so that
+//! every lane finishes at about the same time whatever its speed, in few passes (each measures
+//! base first); and the finalists, on as many lanes as shortens the finals.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
-/// The smallest chunk a lane takes while there is as much for every lane: a pass costs a
-/// round trip to the bench process and resets its early look (`--decide`'s best so far).
+/// The smallest chunk a lane takes while there is as much: each pass measures base first (its
+/// control, and the first reference of `--decide`'s early look), about what three variants
+/// dropped by the early look cost.
 pub(crate) const MIN_CHUNK: usize = 4;
 
 /// Variants of one binary to run on one compile-time workload: a chunk of screening work.
@@ -56,7 +57,7 @@ impl Queue {
     }
 
     /// The next chunk for free lane `lane` while `lanes` lanes are alive: its share of what is
-    /// left, halved (at least [`MIN_CHUNK`] while there is as much for every lane), from the
+    /// left (at least [`MIN_CHUNK`] while there is as much), from the
     /// item `serving` names (the binary and workload its waiting process serves) if any of it
     /// is left, else from the first item no other lane is on (`busy`), else from the first;
     /// never from an item it is to avoid while another lane is alive.
@@ -71,8 +72,7 @@ impl Queue {
         if left == 0 {
             return None;
         }
-        let share = left.div_ceil(2 * lanes);
-        let size = share.max(MIN_CHUNK.min(left.div_ceil(lanes)));
+        let size = left.div_ceil(lanes).max(MIN_CHUNK.min(left));
         let allowed = |i: &Item| lanes == 1 || i.avoid != Some(lane);
         let at =
             |pred: &dyn Fn(&Item) -> bool| self.items.iter().position(|i| allowed(i) && pred(i));
@@ -122,21 +122,58 @@ pub(crate) fn interleaved(labels: &[String]) -> Vec<String> {
     (0..n).map(|i| labels[i * stride % n].clone()).collect()
 }
 
-/// Which lane measures each of `count` finalists (best first): each goes to the lane with the
-/// least work (`loads`, in finals' units: one for a finalist, one for base in full where the
-/// lane has no control measured yet; `None` for a lane that failed), the first such lane on a
-/// tie. `None` when no lane is alive.
-pub(crate) fn spread(count: usize, loads: &[Option<usize>]) -> Option<Vec<usize>> {
-    let mut loads: Vec<Option<usize>> = loads.to_vec();
-    let mut out = Vec::with_capacity(count);
-    for _ in 0..count {
-        let (lane, load) = loads
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, l)| l.as_mut().map(|l| (i, l)))
-            .min_by_key(|(i, l)| (**l, *i))?;
-        *load += 1;
-        out.push(lane);
+/// What a finalist after the leader costs in a process where the leader was measured in full
+/// before it, against one measured in full: it stops once it is resolved to be slower than the
+/// leader (`raced`) or within the tie margin of it (`tied`). A guess, on the side of caution.
+pub(crate) const RACED: f64 = 0.3;
+
+/// Which lanes measure `count` finalists (best first): per lane, the indices of those it
+/// measures, in order. A lane that measures any measures the leader (finalist 0) first, in full,
+/// so that the others race it in its process as they would on one GPU; the others go to as
+/// many lanes as makes the finals shortest, each to the lane with the least work, the first such
+/// lane on a tie. `loads` is each lane's work already, in full measurements (1 for base in full
+/// where the lane has none yet; `None` for a lane that failed). `None` when no lane is alive.
+pub(crate) fn spread(count: usize, loads: &[Option<f64>]) -> Option<Vec<Vec<usize>>> {
+    let mut alive: Vec<(usize, f64)> = loads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| l.map(|l| (i, l)))
+        .collect();
+    if alive.is_empty() {
+        return None;
+    }
+    let mut out = vec![Vec::new(); loads.len()];
+    if count == 0 {
+        return Some(out);
+    }
+    alive.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    // The assignment on the `n` least loaded lanes, and how long its longest lane takes.
+    let on = |n: usize| -> (f64, Vec<(usize, Vec<usize>)>) {
+        let mut lanes: Vec<(usize, f64, Vec<usize>)> = alive[..n]
+            .iter()
+            .map(|&(i, load)| (i, load + 1.0, vec![0]))
+            .collect();
+        for f in 1..count {
+            let least = lanes
+                .iter_mut()
+                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            if let Some(lane) = least {
+                lane.1 += RACED;
+                lane.2.push(f);
+            }
+        }
+        let longest = lanes.iter().map(|l| l.1).fold(0.0, f64::max);
+        (longest, lanes.into_iter().map(|(i, _, f)| (i, f)).collect())
+    };
+    let mut best = on(1);
+    for n in 2..=alive.len().min(count) {
+        let next = on(n);
+        if next.0 < best.0 {
+            best = next;
+        }
+    }
+    for (lane, finalists) in best.1 {
+        out[lane] = finalists;
     }
     Some(out)
 }
@@ -164,40 +201,38 @@ mod tests {
             sizes.push(chunk.labels.len());
             seen.extend(chunk.labels);
         }
-        assert_eq!(sizes, [16, 12, 9, 7, 5, 4, 4, 4, 2, 1]);
+        assert_eq!(sizes, [32, 16, 8, 4, 4]);
         assert_eq!(seen.len(), 64);
         seen.dedup();
         assert_eq!(seen.len(), 64, "each once, in order");
         assert!(q.is_empty());
-        // A space smaller than a chunk for each lane is still shared.
+        // Under a chunk's worth is one chunk: another pass would cost more than it saves.
         let mut small = Queue::new([item("a", 0, 4)]);
-        assert_eq!(
-            small.take((0, 2), None, &[]).map(|c| c.labels.len()),
-            Some(2)
-        );
-        assert_eq!(
-            small.take((0, 2), None, &[]).map(|c| c.labels.len()),
-            Some(1)
-        );
+        let first = small.take((0, 2), None, &[]);
+        assert_eq!(first.map(|c| c.labels.len()), Some(4));
+        let mut nine = Queue::new([item("a", 0, 9)]);
+        let sizes: Vec<usize> = std::iter::from_fn(|| nine.take((0, 2), None, &[]))
+            .map(|c| c.labels.len())
+            .collect();
+        assert_eq!(sizes, [5, 4]);
         // A large space ends in chunks of a few variants: the last lane to finish waits for
         // little.
         let mut large = Queue::new([item("a", 0, 16_020)]);
-        let mut sizes = Vec::new();
-        while let Some(chunk) = large.take((0, 2), None, &[]) {
-            sizes.push(chunk.labels.len());
-        }
-        assert_eq!(sizes.first(), Some(&4005));
+        let sizes: Vec<usize> = std::iter::from_fn(|| large.take((0, 2), None, &[]))
+            .map(|c| c.labels.len())
+            .collect();
+        assert_eq!(sizes.first(), Some(&8010));
         assert!(
-            sizes.iter().rev().take(4).all(|&s| s <= MIN_CHUNK),
+            sizes.iter().rev().take(2).all(|&s| s <= MIN_CHUNK),
             "{sizes:?}"
         );
-        assert!(sizes.len() < 40, "{} passes", sizes.len());
+        assert!(sizes.len() < 20, "{} passes: {sizes:?}", sizes.len());
     }
 
     #[test]
     fn a_lane_keeps_to_the_item_its_process_serves_and_others_spread_out() {
-        let mut q = Queue::new([item("a", 0, 8), item("a", 1, 8), item("b", 0, 0)]);
-        assert_eq!(q.remaining(), 16, "an empty item is dropped");
+        let mut q = Queue::new([item("a", 0, 30), item("a", 1, 10), item("b", 0, 0)]);
+        assert_eq!(q.remaining(), 40, "an empty item is dropped");
         let first = q.take((0, 2), None, &[]).expect("work");
         assert_eq!((first.bin.to_str(), first.ct), (Some("a"), 0));
         // The second lane goes to the item nobody is on.
@@ -249,12 +284,30 @@ mod tests {
     }
 
     #[test]
-    fn finalists_go_to_the_least_loaded_live_lane() {
-        // Lane 0 has its control measured, lane 1 has not, lane 2 failed.
-        assert_eq!(spread(1, &[Some(0), Some(1), None]), Some(vec![0]));
-        assert_eq!(spread(4, &[Some(0), Some(1), None]), Some(vec![0, 0, 1, 0]));
-        assert_eq!(spread(3, &[Some(0), Some(0)]), Some(vec![0, 1, 0]));
-        assert_eq!(spread(0, &[None]), Some(vec![]));
+    fn finalists_stay_with_their_leader_unless_more_lanes_shorten_the_finals() {
+        // Lane 0 has base in full measured, lane 1 has not, lane 2 failed.
+        let loads = [Some(0.0), Some(1.0), None];
+        // One finalist, or two (the second races the first in its process, as on one GPU):
+        // the lane with base in full takes them.
+        assert_eq!(spread(1, &loads), Some(vec![vec![0], vec![], vec![]]));
+        assert_eq!(spread(2, &loads), Some(vec![vec![0, 1], vec![], vec![]]));
+        // Many: both lanes, each measuring the leader first.
+        let many = spread(12, &loads).expect("lanes");
+        assert_eq!(many[0][0], 0);
+        assert_eq!(many[1][0], 0);
+        assert_eq!(
+            many[0].len() + many[1].len(),
+            13,
+            "the leader twice: {many:?}"
+        );
+        assert!(many[0].len() > many[1].len(), "{many:?}");
+        assert!(many[2].is_empty());
+        // Two lanes with base in full: two finalists stay together, six spread.
+        let even = [Some(0.0), Some(0.0)];
+        assert_eq!(spread(2, &even), Some(vec![vec![0, 1], vec![]]));
+        let six = spread(6, &even).expect("lanes");
+        assert_eq!(six, vec![vec![0, 1, 3, 5], vec![0, 2, 4]]);
+        assert_eq!(spread(0, &[Some(0.0)]), Some(vec![vec![]]));
         assert_eq!(spread(1, &[None, None]), None);
     }
 }
