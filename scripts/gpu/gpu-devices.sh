@@ -100,6 +100,6 @@ for part in ${PARTS:-sgemm histogram fault guided large}; do
     guided) WARM=2 compare large-bundle guided 120 --strategy surrogate --max-evals 200 --seed 1 ;;
   esac
 done
-python3 "$(dirname "$0")/summarize-devices.py" "$out" > "$out/summary.md" 2>&1
+python3 "$(dirname "$0")/../summaries/summarize-devices.py" "$out" > "$out/summary.md" 2>&1
 cat "$out/summary.md"
 rm -rf "$out/kernels" "$out/fault-bundle"

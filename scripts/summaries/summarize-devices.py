@@ -4,7 +4,7 @@ run, median, spread), the speed-up of the medians, and each run's winner with it
 two-GPU winner's score in the one-GPU stores, beside their own winner's (same winner, or how
 far apart), and what the fault run did.
 
-    python3 scripts/gpu/summarize-devices.py OUT
+    python3 scripts/summaries/summarize-devices.py OUT
 """
 
 import json
