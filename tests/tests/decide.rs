@@ -266,7 +266,9 @@ fn a_guided_search_runs_every_batch_and_the_finals_in_one_process_of_one_build()
     // At most the production build (base, unless it is fresh already) and one of the whole
     // space, announced once.
     assert!(
-        doc["search"]["builds"].as_u64().is_some_and(|b| (1..=2).contains(&b)),
+        doc["search"]["builds"]
+            .as_u64()
+            .is_some_and(|b| (1..=2).contains(&b)),
         "{doc}"
     );
     assert_eq!(
