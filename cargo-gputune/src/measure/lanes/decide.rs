@@ -128,12 +128,12 @@ impl Spread<'_, '_> {
             self.next_report(out)?;
         }
         for ct in decided {
-            if let Some(mut rows) = self.base_full.remove(&ct) {
+            if let Some((mut rows, energy)) = self.base_full.remove(&ct) {
                 let build = self.build_seconds.get("base").copied().flatten();
                 for r in &mut rows {
                     r.build_seconds = build;
                 }
-                self.ctx.store.put(&rows)?;
+                self.ctx.store.put_with_energy(&rows, &energy)?;
                 self.counters.stored += rows.len();
             }
         }

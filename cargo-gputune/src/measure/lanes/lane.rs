@@ -21,6 +21,7 @@ use crate::host::output::Output;
 use crate::measure::counters::Ran;
 use crate::measure::protocol::Session;
 use crate::measure::runs::{CtWorkload, Pass, Plan, RunRequest, END_LIMIT};
+use crate::results::store::energy::{Energy, RowKey};
 use crate::results::store::Measurement;
 
 /// How long base in full serves the finals of its process as their control: about as long as
@@ -85,6 +86,8 @@ pub(crate) enum Report {
         label: String,
         /// Its rows.
         rows: Vec<Measurement>,
+        /// Their energy (`--energy`), to be stored with them.
+        energy: Vec<(RowKey, Energy)>,
     },
     /// Base's rows as a process measured them: the control of the variants after it in a
     /// screening pass (only its failure is news), or base in full before finalists.
@@ -97,6 +100,8 @@ pub(crate) enum Report {
         ct: usize,
         /// Its rows.
         rows: Vec<Measurement>,
+        /// Their energy (`--energy`), to be stored with them.
+        energy: Vec<(RowKey, Energy)>,
     },
     /// A job is done; what its processes ran.
     Done {
@@ -265,6 +270,8 @@ impl<'p> Lane<'p> {
                         .final_control
                         .as_ref()
                         .is_some_and(|c| c.serves(&bin, ct, Some(CONTROL_AGE)));
+                // Energy needs base's energy in the same pass, as its control.
+                let reuse = reuse && !self.plan.bench_args.energy;
                 let control = !reuse && !base_alone;
                 self.pass(
                     (&bin, ct, &labels),
@@ -312,7 +319,7 @@ impl<'p> Lane<'p> {
             control,
             keep: true,
         };
-        let (lane, reports) = (self.index, &self.reports);
+        let (lane, reports, energy) = (self.index, &self.reports, &self.plan.energy);
         // The control this pass reuses (finals), and the one it measures.
         let earlier = match pass {
             Pass::First => None,
@@ -328,11 +335,13 @@ impl<'p> Lane<'p> {
                     // A base that failed is no control: the finals measure it again.
                     let usable = Control::of(bin, ct, &rows);
                     measured = (!usable.samples.is_empty()).then_some(usable);
+                    let energy = energy.take(&rows);
                     let base = Report::Base {
                         lane,
                         pass,
                         ct,
                         rows,
+                        energy,
                     };
                     return reports
                         .send(base)
@@ -344,12 +353,14 @@ impl<'p> Lane<'p> {
                     }
                 }
                 let label = label.to_string();
+                let energy = energy.take(&rows);
                 let report = Report::Rows {
                     lane,
                     pass,
                     ct,
                     label,
                     rows,
+                    energy,
                 };
                 reports
                     .send(report)

@@ -32,7 +32,11 @@ use crate::measure::runs::{record_failure, Counters, Measured, Pass, Plan, RunCo
 use crate::measure::search::pipeline::{BuildFailure, BuildStage, Proposer};
 use crate::results;
 use crate::results::present;
+use crate::results::store::energy::{Energy, RowKey};
 use crate::results::store::Measurement;
+
+/// A variant's rows as a lane reports them, with their energy (`--energy`).
+type Rows = (Vec<Measurement>, Vec<(RowKey, Energy)>);
 
 /// What a search spreads over its lanes.
 pub(crate) enum Work<'w> {
@@ -107,7 +111,7 @@ struct Spread<'a, 'c> {
     /// What the current screening scored, for a strategy.
     scored: Vec<(String, Option<f64>)>,
     /// Per compile-time workload, base in full as the first finals process measured it.
-    base_full: BTreeMap<usize, Vec<Measurement>>,
+    base_full: BTreeMap<usize, Rows>,
     /// Each variant's build time, for the finals' rows.
     build_seconds: BTreeMap<String, Option<f64>>,
     /// Variants (workload, label) whose process died on one lane: measured again on another,
@@ -376,13 +380,15 @@ impl Spread<'_, '_> {
                 ct,
                 label,
                 rows,
-            } => self.rows(lane, pass, ct, label, rows, out)?,
+                energy,
+            } => self.rows(lane, pass, (ct, label), (rows, energy), out)?,
             Report::Base {
                 lane,
                 pass,
                 ct,
                 rows,
-            } => self.base(lane, pass, ct, rows, out)?,
+                energy,
+            } => self.base(lane, pass, ct, (rows, energy), out)?,
             Report::Done { lane, ran } => {
                 self.counters.ran(ran);
                 let state = &mut self.lanes[lane];
@@ -429,12 +435,12 @@ impl Spread<'_, '_> {
         &mut self,
         lane: usize,
         pass: Pass,
-        ct: usize,
-        label: String,
-        rows: Vec<Measurement>,
+        (ct, label): (usize, String),
+        measured: Rows,
         out: &mut Output,
     ) -> Result<()> {
-        if self.lanes[lane].jobs.is_none() || !self.of_the_search(lane, &rows, out)? {
+        let rows = &measured.0;
+        if self.lanes[lane].jobs.is_none() || !self.of_the_search(lane, rows, out)? {
             return Ok(());
         }
         let Some(running) = self.lanes[lane].running.front_mut() else {
@@ -472,8 +478,8 @@ impl Spread<'_, '_> {
             return Ok(());
         }
         match pass {
-            Pass::First => self.screened(lane, ct, label, rows, out),
-            Pass::Final => self.finalist(lane, ct, label, rows, out),
+            Pass::First => self.screened(lane, (ct, label), measured, out),
+            Pass::Final => self.finalist(lane, (ct, label), measured, out),
         }
     }
 
@@ -481,14 +487,13 @@ impl Spread<'_, '_> {
     fn screened(
         &mut self,
         lane: usize,
-        ct: usize,
-        label: String,
-        rows: Vec<Measurement>,
+        (ct, label): (usize, String),
+        (rows, energy): Rows,
         out: &mut Output,
     ) -> Result<()> {
         let ct_key = &self.ctx.cts[ct].key;
         let f = &self.ctx.plan.function.name;
-        self.ctx.store.put(&rows)?;
+        self.ctx.store.put_with_energy(&rows, &energy)?;
         self.counters.stored += rows.len();
         self.lanes[lane].summary.screened += 1;
         self.measured.done.insert((ct_key.clone(), label.clone()));
@@ -525,16 +530,15 @@ impl Spread<'_, '_> {
     fn finalist(
         &mut self,
         lane: usize,
-        ct: usize,
-        label: String,
-        mut rows: Vec<Measurement>,
+        (ct, label): (usize, String),
+        (mut rows, energy): Rows,
         out: &mut Output,
     ) -> Result<()> {
         let build = self.build_seconds.get(&label).copied().flatten();
         for r in &mut rows {
             r.build_seconds = build;
         }
-        self.ctx.store.put(&rows)?;
+        self.ctx.store.put_with_energy(&rows, &energy)?;
         self.counters.stored += rows.len();
         self.lanes[lane].summary.finals += 1;
         let line = match rows.iter().find(|r| r.status != Status::Ok) {
@@ -563,7 +567,7 @@ impl Spread<'_, '_> {
         lane: usize,
         pass: Pass,
         ct: usize,
-        rows: Vec<Measurement>,
+        (rows, energy): Rows,
         out: &mut Output,
     ) -> Result<()> {
         if self.lanes[lane].jobs.is_none() || !self.of_the_search(lane, &rows, out)? {
@@ -586,7 +590,7 @@ impl Spread<'_, '_> {
         }
         let usable = rows.iter().all(|r| r.status == Status::Ok);
         if pass == Pass::Final && usable {
-            self.base_full.entry(ct).or_insert(rows);
+            self.base_full.entry(ct).or_insert((rows, energy));
         }
         Ok(())
     }
