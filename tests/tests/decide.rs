@@ -296,3 +296,42 @@ fn a_guided_search_runs_every_batch_and_the_finals_in_one_process_of_one_build()
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_random_search_builds_only_what_it_proposes_in_one_batch_and_one_process() {
+    // Blind, no time limit: all it will measure is proposed at once, so only those variants are
+    // built, into one binary measured by one process with its finals.
+    let bin = cargo_gputune();
+    let dir = temp_dir("decide-random");
+    let db = dir.join("store.db");
+    let search = [
+        "search",
+        "-R",
+        "^constants$",
+        "-a",
+        "T{ct}=f32",
+        "--strategy",
+        "random",
+        "--max-evals",
+        "6",
+        "-v",
+        "--json",
+        "--",
+        "--stopping-criterion",
+        "sample-count",
+        "--target-samples",
+        "12",
+    ];
+    let out = gputune(&bin, "gputune-fixture-consts", &db, &search);
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("with GPUTUNE_VARIANTS=").count(),
+        1,
+        "one build: {stderr}"
+    );
+    assert!(stderr.contains("GPUTUNE_VARIANTS=6 variant(s)"), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+    assert_eq!(doc["search"]["runs"], 1, "{doc}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

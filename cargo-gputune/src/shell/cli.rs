@@ -338,11 +338,12 @@ pub struct SearchArgs {
     #[arg(long, value_name = "DIR", requires = "build_only")]
     pub bundle: Option<PathBuf>,
     /// Variants per batch, each built into a binary of its own and run in a bench process of
-    /// its own. Not given: a space of up to 2048 variants (or any space, for a guided
-    /// strategy) is built whole into one binary, and one bench process per compile-time
-    /// workload measures it all (one start-up and one setup of the bench's workloads), a
-    /// guided strategy's batches of 4 one after another; a larger space in batches of 256 (a
-    /// batch of 256 small kernels builds about as fast as one of 64: BENCHMARKS.md).
+    /// its own. Not given: an exhaustive or random search of up to 2048 variants proposes all
+    /// it measures in one batch; a guided strategy's space is built whole into one binary and
+    /// its batches of 4 run one after another in one bench process per compile-time workload
+    /// (one start-up and one setup of the bench's workloads); a larger exhaustive space in
+    /// batches of 256 (a batch of 256 small kernels builds about as fast as one of 64:
+    /// BENCHMARKS.md).
     #[arg(long, value_name = "N")]
     pub batch_size: Option<usize>,
     /// Decide instead of converge (the default): screen every variant with `--min-samples`

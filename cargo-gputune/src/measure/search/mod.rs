@@ -65,9 +65,9 @@ pub struct Settings {
     /// The bundle directory of --build-only.
     pub bundle: Option<PathBuf>,
     /// Variants per batch, each built into a binary of its own (`--batch-size`). `None`, the
-    /// default: a space of up to [`WHOLE_SPACE`] variants is built whole into one binary and
-    /// every batch runs in one waiting process, a larger one in builds of
-    /// [`DEFAULT_BATCH_SIZE`].
+    /// default: one batch of up to [`WHOLE_SPACE`] variants for a blind strategy, the space
+    /// built whole and batches of [`GUIDED_BATCH_SIZE`] in one waiting process for a guided
+    /// one, builds of [`DEFAULT_BATCH_SIZE`] for a larger blind search.
     pub batch_size: Option<usize>,
     /// Decide instead of converge (the default): screen every variant with `--min-samples`
     /// cold samples (base measured in each process as the control), then measure in full only
@@ -471,7 +471,7 @@ fn search_bench(
         Announce::Search,
     );
     let mut proposer = Proposer::new(
-        batch_bounds(s, base.started, &builder, f),
+        batch_bounds(s, base.started, f),
         strategy(s, f),
         f.labels.clone(),
         done,
@@ -554,31 +554,29 @@ fn guided(s: &Settings) -> bool {
     !matches!(s.strategy, StrategyKind::Exhaustive | StrategyKind::Random)
 }
 
-/// `f`'s space, when it is built whole, into one binary: `--batch-size` not given, and the
-/// space at most [`WHOLE_SPACE`] variants or searched by a guided strategy (whose small
-/// batches, each a build of its own, would cost a build per few variants: sgemm-large's
-/// 16,020 variants build whole in 60 s on 2 cores, 50 builds of 4 take longer).
+/// `f`'s space, when it is built whole, into one binary, however the strategy batches it:
+/// `--batch-size` not given, and a guided strategy (whose small batches, each a build of its
+/// own, would cost a build per few variants: sgemm-large's 16,020 variants build whole in 60 s
+/// on 2 cores, 50 builds of 4 take longer) or a blind one with a time limit (batches of 256
+/// between which the time is checked) over at most [`WHOLE_SPACE`] variants.
 fn whole_space<'f>(s: &Settings, f: &'f Function) -> Option<&'f [String]> {
-    let whole = s.batch_size.is_none() && (f.labels.len() <= WHOLE_SPACE || guided(s));
+    let batched_blind = s.time_limit.is_some() && f.labels.len() <= WHOLE_SPACE;
+    let whole = s.batch_size.is_none() && (guided(s) || batched_blind);
     whole.then_some(&f.labels[..])
 }
 
-/// The bounds `s` sets, for batches built by `builder`. Without `--batch-size`: a guided
-/// strategy proposes [`GUIDED_BATCH_SIZE`] at a time; one that learns nothing from scores,
-/// with no time limit to check between batches, proposes the whole space at once when it is
-/// built whole (one pass of one process per compile-time workload, where batches would take
-/// turns between the workloads' processes).
-fn batch_bounds(
-    s: &Settings,
-    started: Instant,
-    builder: &CargoBuilder<'_>,
-    f: &Function,
-) -> Bounds {
+/// The bounds `s` sets. Without `--batch-size`: a guided strategy proposes
+/// [`GUIDED_BATCH_SIZE`] at a time; one that learns nothing from scores, with no time limit to
+/// check between batches, proposes all it will at once over a space of at most [`WHOLE_SPACE`]
+/// variants (one build of what it proposes, the whole space for exhaustive, and one pass of one
+/// process per compile-time workload, where batches would take turns between the workloads'
+/// processes).
+fn batch_bounds(s: &Settings, started: Instant, f: &Function) -> Bounds {
     let mut b = bounds(s, started);
     if s.batch_size.is_none() {
         if guided(s) {
             b.batch_size = GUIDED_BATCH_SIZE;
-        } else if builder.builds_whole() && s.time_limit.is_none() {
+        } else if s.time_limit.is_none() && f.labels.len() <= WHOLE_SPACE {
             b.batch_size = b.batch_size.max(f.labels.len());
         }
     }
@@ -661,7 +659,7 @@ fn build_bench(
         Announce::Bundle,
     );
     let mut proposer = Proposer::new(
-        batch_bounds(s, base.started, &builder, function),
+        batch_bounds(s, base.started, function),
         strategy(s, function),
         function.labels.clone(),
         Vec::new(),
