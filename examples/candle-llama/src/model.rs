@@ -202,15 +202,35 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The value of a half's bits (normal numbers only, as [`small_half`] makes them).
+fn half_value(bits: [u8; 2]) -> f32 {
+    let h = u16::from_le_bytes(bits);
+    let exp = i32::from((h >> 10) & 0x1f) - 15;
+    (1.0 + f32::from(h & 0x3ff) / 1024.0) * 2f32.powi(exp)
+}
+
+/// The bits of the half nearest below `x` (a positive normal half).
+fn half_of(x: f32) -> [u8; 2] {
+    let bits = x.to_bits();
+    let exp = ((bits >> 23) & 0xff) as i32 - 127 + 15;
+    debug_assert!((1..31).contains(&exp), "{x} is no normal half");
+    (((exp as u16) << 10) | ((bits >> 13) & 0x3ff) as u16).to_le_bytes()
+}
+
 /// Random Q4_K blocks filling `out` (a whole number of blocks): the two half scales `d` and
 /// `dmin` small and finite, the 12 bytes of packed 6-bit sub-scales and mins and the 128
-/// bytes of nibbles anything (every bit pattern is a valid value).
+/// bytes of nibbles anything (every bit pattern is a valid value). A weight is
+/// `d·scale·q − dmin·min` with `q` in 0..=15 and the 6-bit scale and min alike on average, so
+/// `dmin = 7.5·d` makes the weights zero on average: weights all of one sign (`dmin` as small
+/// as `d`) sum coherently over a row, and the activations grew until the decode path's
+/// half-precision `q8_1` scales overflowed (NaN logits on the GPU).
 pub fn q4k_blocks(out: &mut [u8], seed: u64) {
     let mut state = seed;
     for block in out.chunks_exact_mut(Q4K_BLOCK_BYTES) {
         let w = splitmix(&mut state);
-        block[0..2].copy_from_slice(&small_half(w));
-        block[2..4].copy_from_slice(&small_half(w >> 10));
+        let d = small_half(w);
+        block[0..2].copy_from_slice(&d);
+        block[2..4].copy_from_slice(&half_of(7.5 * half_value(d)));
         for chunk in block[4..].chunks_mut(8) {
             let bytes = splitmix(&mut state).to_le_bytes();
             chunk.copy_from_slice(&bytes[..chunk.len()]);
@@ -404,6 +424,19 @@ mod tests {
     }
 
     #[test]
+    fn half_bits_round_trip_through_their_value() {
+        for m in [0u64, 1, 511, 1023] {
+            let d = small_half(m);
+            assert_eq!(half_of(half_value(d)), d);
+            assert_eq!(half_value(d), 2f32.powi(-13) * (1.0 + m as f32 / 1024.0));
+        }
+        assert_eq!(
+            half_value(half_of(7.5 * 2f32.powi(-13))),
+            7.5 * 2f32.powi(-13)
+        );
+    }
+
+    #[test]
     fn q4k_weights_are_finite_and_small() {
         let mut bytes = vec![0u8; 64 * Q4K_BLOCK_BYTES];
         q4k_blocks(&mut bytes, 3);
@@ -414,6 +447,19 @@ mod tests {
         assert!(w.iter().all(|v| v.is_finite() && v.abs() < 0.25), "{w:?}");
         let mean_abs = w.iter().map(|v| v.abs()).sum::<f32>() / w.len() as f32;
         assert!((0.005..0.1).contains(&mean_abs), "{mean_abs}");
+        // Zero on average, over many blocks (a sub-block's mean is 7.5·d·(scale − min), about
+        // 0.03 either way): a row's sum does not grow with its length.
+        let mut many = vec![0u8; 4096 * Q4K_BLOCK_BYTES];
+        q4k_blocks(&mut many, 5);
+        let t = ggml_file::qtensor_from_ggml(GgmlDType::Q4K, &many, vec![4096, 256], &Device::Cpu)
+            .unwrap();
+        let w = t.dequantize(&Device::Cpu).unwrap().flatten_all().unwrap();
+        let w = w.to_vec1::<f32>().unwrap();
+        let mean = w.iter().sum::<f32>() / w.len() as f32;
+        assert!(
+            mean.abs() < 0.02 * mean_abs,
+            "mean {mean}, mean |w| {mean_abs}"
+        );
     }
 
     #[test]
