@@ -1,6 +1,6 @@
 //! `run-bundle --devices` (and `search --devices`, which builds a bundle first): one search of
 //! a bundle over the GPUs of one host, into one store. Each GPU is a lane of the search
-//! ([`crate::measure::lanes`]): one waiting bench process on it, base measured in that process
+//! (`measure::lanes`): one waiting bench process on it, base measured in that process
 //! as the control of its variants, so each speedup is against base on the same physical GPU.
 //! Nothing is written beside the store: a search into another store measures afresh, and one
 //! into the same store resumes from what it holds, and says so.
@@ -65,7 +65,7 @@ pub fn ordinals(spec: &str, dir: &Path) -> Result<Vec<u32>> {
 }
 
 /// Runs the bundle in `args.dir` as one search over `devices` at once, into `target`
-/// ([`crate::measure::lanes`]): screening spread over the GPUs, the finals chosen from all of
+/// (`measure::lanes`): screening spread over the GPUs, the finals chosen from all of
 /// them together and spread again. Says what each GPU did; returns the exit code, 0 when the
 /// search finished (a GPU that failed is a warning: the others finished its work), and an
 /// error when every GPU failed.
