@@ -78,7 +78,10 @@ impl CudaFile {
         self
     }
 
-    /// An nvcc option of every compilation (`--use_fast_math`, `-lineinfo`, `-I…`).
+    /// An nvcc option of every compilation (`--use_fast_math`, `-lineinfo`, `-I…`). A relative
+    /// path in it is from the crate's directory, where cargo runs build scripts
+    /// (`--system-include=src/cublas-stub`). Headers outside `src/` that it reaches are not
+    /// part of the cache key, nor watched for changes.
     pub fn option(mut self, option: &str) -> CudaFile {
         self.options.push(option.to_string());
         self

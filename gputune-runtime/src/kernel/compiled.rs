@@ -55,7 +55,10 @@ impl Compiled {
     /// Another kernel of the same compiled module (the same variant's program, compiled once):
     /// `LAYERNORM.get(TUNED, stream, &[])?.kernel("layernorm_forward_kernel3")?`, by its C++
     /// name where the handle lists it in [`Kernel::module_names`](super::Kernel::module_names),
-    /// or by its symbol (an `extern "C"` kernel's name). Loaded once per compiled module.
+    /// or by its symbol (an `extern "C"` kernel's name). In an image nvcc built
+    /// ([`Kernel::nvcc`](super::Kernel::nvcc)) every kernel is found by its C++ name, listed or
+    /// not; in a shipped module ([`Kernel::ptx`](super::Kernel::ptx)), by its symbol. Loaded once
+    /// per compiled module.
     pub fn kernel(&self, name: &str) -> Result<Compiled> {
         let mut siblings = self
             .module
@@ -93,7 +96,10 @@ impl Compiled {
         &self.record
     }
 
-    /// The function, for `stream.launch_builder`.
+    /// The function, for `stream.launch_builder`. cudarc's launches bind the stream's context
+    /// to the calling thread, but some of its other calls on the function do not
+    /// (`occupancy_max_active_blocks_per_multiprocessor`, `set_attribute`): call
+    /// `stream.context().bind_to_thread()` before those.
     pub fn function(&self) -> &CudaFunction {
         &self.function
     }

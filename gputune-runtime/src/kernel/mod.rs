@@ -356,6 +356,8 @@ impl Kernel {
     /// `params` (its `NAME_PARAMS`) compiles for compute capability `cc` with `extra`
     /// defines, without a GPU: headers, options and option parameters included. `Ok(false)`
     /// where NVRTC cannot be loaded; a rejected source is [`Error::Compile`] with the log.
+    /// Every label of the space is in the build script's `OUT_DIR/gputune/manifest.json`
+    /// (`functions[i].labels`).
     pub fn compiles_for(
         &self,
         params: &'static [(&'static str, &'static str)],
@@ -637,7 +639,9 @@ impl Kernel {
     }
 
     /// The kernel of a source that is not tuned (an input generator, a second pass at fixed
-    /// parameters), with `extra` defines: compiled once per process, context and defines.
+    /// parameters), with `extra` defines: compiled once per process, context and defines. Of
+    /// an nvcc file, the image built once, for no tuned function (`CudaFile::new(…)` without
+    /// `functions` in build.rs), whose kernels a tuned function's launch may pick from.
     pub fn fixed(&self, stream: &Arc<CudaStream>, extra: &[(&str, &str)]) -> Result<Compiled> {
         self.get(Tuned::UNTUNED, stream, extra)
     }

@@ -6,7 +6,9 @@
 //! `|out − ref| ≤ atol + rtol·|ref| + floor·max|ref|`: numpy's `allclose` with an absolute
 //! floor that scales with the output, a fraction of its largest reference value, so that an
 //! output of small values (probabilities of 1e-9, say) is checked relative to its own size and
-//! not passed by a fixed floor larger than all of it. The reference is, by default,
+//! not passed by a fixed floor larger than all of it. Small values beside large ones (in an
+//! output that also holds probabilities near 1) are checked only to that floor:
+//! [`Tolerance::new`] has none. The reference is, by default,
 //! base's outputs for the same state (see [`State::verify`](crate::State::verify)); or an
 //! expected answer; or a user check.
 //!
@@ -88,7 +90,9 @@ impl Tolerance {
 }
 
 impl Default for Tolerance {
-    /// numpy's `allclose` defaults: `atol = 1e-8`, `rtol = 1e-5`.
+    /// numpy's `allclose` defaults: `atol = 1e-8`, `rtol = 1e-5`. Not the element types'
+    /// defaults ([`Element::TOLERANCE`]), which
+    /// [`State::exec_verified`](crate::State::exec_verified) compares with.
     fn default() -> Tolerance {
         Tolerance::new(1e-8, 1e-5)
     }
