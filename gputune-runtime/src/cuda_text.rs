@@ -6,12 +6,13 @@
 
 use std::collections::HashSet;
 
-// The kernel handle checks its defines against it; the build helper does not (yet).
-#[cfg(feature = "cuda")]
+// The kernel handle checks its defines against it (NVRTC), and so does the build helper
+// (nvcc), where a file's own `#define` would otherwise win silently over `-D`.
 mod declared;
 
+pub use declared::declared;
 #[cfg(feature = "cuda")]
-pub use declared::{declared, Declared};
+pub use declared::Declared;
 
 /// Every identifier of C++ `text`, comments left out (string and character literals too).
 pub fn identifiers(text: &str) -> HashSet<String> {

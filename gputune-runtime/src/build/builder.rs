@@ -119,6 +119,43 @@ impl CudaFile {
             .map_or(const_name, |(_, to)| to.as_str())
     }
 
+    /// A parameter whose define the file (or a header of the crate) declares itself: nvcc
+    /// would keep the file's `#define` over `-D` with a warning the build never shows, and
+    /// every variant would compile the same code; a `const` or function of that name would
+    /// not compile. Caught here, naming the line and what to do, as the kernel handle does
+    /// for NVRTC.
+    fn check_defines(
+        &self,
+        variants: &[CompiledIn],
+        (source_path, headers): (&Path, &[(String, String)]),
+        reads: &dyn Fn(&str) -> bool,
+    ) -> Result<(), BuildError> {
+        let mut params: Vec<(&str, &str)> = variants
+            .iter()
+            .filter(|v| self.functions.contains(&v.function))
+            .flat_map(|v| v.params.iter().map(|(n, c, _)| (n.as_str(), c.as_str())))
+            .collect();
+        params.sort_unstable();
+        params.dedup();
+        if params.is_empty() {
+            return Ok(());
+        }
+        let own = std::fs::read_to_string(source_path).ok();
+        let texts = std::iter::once((self.path.as_str(), own.as_deref()))
+            .chain(headers.iter().map(|(n, t)| (n.as_str(), Some(t.as_str()))));
+        for (name, text) in texts {
+            let Some(text) = text else { continue };
+            let declared = crate::cuda_text::declared(text);
+            for (param, const_name) in &params {
+                let macro_name = self.macro_name(param, const_name);
+                if let Some(d) = declared.get(macro_name).filter(|_| reads(macro_name)) {
+                    return Err(BuildError::DefineClash(d.clash(param, macro_name, name)));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every compilation of this file for the compiled-in `variants`: per variant of each of
     /// its functions (or once, untuned) and per define set.
     pub(super) fn jobs(
@@ -146,6 +183,7 @@ impl CudaFile {
             Some(ids) => ids.contains(name),
             None => true,
         };
+        self.check_defines(variants, (&source_path, headers), &reads)?;
         let untuned = CompiledIn {
             function: String::new(),
             label: "untuned".to_string(),

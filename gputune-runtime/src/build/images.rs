@@ -270,6 +270,39 @@ mod tests {
     }
 
     #[test]
+    fn a_parameter_the_file_defines_itself_fails_the_build_naming_the_line() {
+        // nvcc keeps the file's own `#define` over `-D` (a warning the build never shows):
+        // every variant would be the same code.
+        let dir = scratch("clash");
+        std::fs::write(
+            dir.join("src/k.cu"),
+            "// items a thread\n#define IPT 4\n__global__ void k(int* x) { x[0] = IPT; }\n",
+        )
+        .expect("source");
+        let file = CudaFile::new("src/k.cu").functions(&["f"]);
+        let variants = [CompiledIn {
+            function: "f".into(),
+            label: "ipt_2".into(),
+            values: "2".into(),
+            params: vec![("ipt".into(), "IPT".into(), "2".into())],
+        }];
+        let e = file
+            .jobs(&variants, (&dir, &[]), &[90], Output::Fatbin)
+            .expect_err("a clash");
+        let e = e.to_string();
+        assert!(e.contains("src/k.cu") && e.contains("line 2"), "{e}");
+        assert!(e.contains("#ifndef IPT"), "says how to guard it: {e}");
+        // Guarded, the parameter's value wins: no clash.
+        std::fs::write(
+            dir.join("src/k.cu"),
+            "#ifndef IPT\n#define IPT 4\n#endif\n__global__ void k(int* x) { x[0] = IPT; }\n",
+        )
+        .expect("source");
+        assert_eq!(jobs(&dir, &file, &["2"], Output::Fatbin).len(), 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
     fn without_nvcc_every_variant_carries_the_message_and_the_table_still_compiles() {
         let dir = scratch("missing");
         std::fs::write(dir.join("src/k.cu"), "").expect("source");

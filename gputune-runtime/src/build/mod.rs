@@ -58,6 +58,10 @@ pub enum BuildError {
     /// `gputune.toml` is malformed.
     #[error(transparent)]
     Toml(#[from] gputune_toml::TomlError),
+    /// A tuning parameter's define that the CUDA file declares itself (nvcc would keep the
+    /// file's).
+    #[error("{0}")]
+    DefineClash(String),
     /// A CUDA file of build.rs names a function that is not a `#[tune]` function.
     #[error("build.rs: {file} is compiled for `{function}`, which is not a #[tune] function of this crate ({known})")]
     UnknownFunction {
