@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{
-    sys::CUfunction_attribute as Attribute, CudaFunction, CudaModule, LaunchConfig,
+    sys::CUfunction_attribute as Attribute, CudaContext, CudaFunction, CudaModule, LaunchConfig,
 };
 use gputune_protocol::KernelRecord;
 
@@ -31,6 +31,9 @@ pub struct Compiled {
 pub(super) struct Module {
     /// The module.
     pub module: Arc<CudaModule>,
+    /// Its context: bound to the calling thread before a call on its functions that cudarc
+    /// does not bind itself (`set_attribute`).
+    pub context: Arc<CudaContext>,
     /// Each name the module was compiled with (a name expression) and its symbol.
     pub names: Vec<(String, String)>,
     /// The options its kernels' records name.
@@ -120,6 +123,11 @@ impl Compiled {
         limits.max_dynamic_shared_bytes = limits.max_dynamic_shared_bytes.max(raised);
         let wanted = config.shared_mem_bytes;
         if wanted > limits.max_dynamic_shared_bytes && wanted <= limits.max_dynamic_shared_optin {
+            // A thread of the application's may have no context current.
+            self.module
+                .context
+                .bind_to_thread()
+                .map_err(|e| driver_error("binding the kernel's context", e))?;
             self.function
                 .set_attribute(
                     Attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

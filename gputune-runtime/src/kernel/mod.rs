@@ -578,6 +578,13 @@ impl Kernel {
             }
             None => self.compile(tuned, stream, extra)?,
         };
+        if !self.attributes.is_empty() {
+            // cudarc does not bind the context for `set_attribute`.
+            stream
+                .context()
+                .bind_to_thread()
+                .map_err(|e| driver_error("binding the kernel's context", e))?;
+        }
         for (attribute, value) in self.attributes {
             function
                 .set_attribute(*attribute, *value)
@@ -631,6 +638,7 @@ impl Kernel {
         })?;
         let module = compiled::Module {
             module,
+            context: stream.context().clone(),
             names: lowered,
             options: program.code_options(),
             siblings: Mutex::default(),

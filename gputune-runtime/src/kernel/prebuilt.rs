@@ -56,12 +56,13 @@ pub(super) struct Loaded {
 
 /// The module of a prebuilt kernel, its names and the options its kernels' records name.
 fn module_of(
-    module: Arc<CudaModule>,
+    (module, context): (Arc<CudaModule>, &Arc<CudaContext>),
     names: Vec<(String, String)>,
     options: Vec<String>,
 ) -> super::compiled::Module {
     super::compiled::Module {
         module,
+        context: context.clone(),
         names,
         options,
         siblings: std::sync::Mutex::default(),
@@ -98,7 +99,7 @@ fn shipped(
     })?;
     Ok(Loaded {
         function,
-        module: module_of(module, Vec::new(), vec![what.to_string()]),
+        module: module_of((module, context), Vec::new(), vec![what.to_string()]),
     })
 }
 
@@ -154,7 +155,7 @@ impl Prebuilt {
                 let options = image.options.iter().map(|o| o.to_string()).collect();
                 Ok(Loaded {
                     function,
-                    module: module_of(module, names, options),
+                    module: module_of((module, context), names, options),
                 })
             }
         }
