@@ -72,7 +72,8 @@ impl Compiled {
             crate::launched::note(seen, k.record());
             return Ok(k.clone());
         }
-        let same = |a: &str| a.split_whitespace().eq(name.split_whitespace());
+        // As an nvcc image's table is searched: `k<float,4>` is `k<float, 4>`.
+        let same = |a: &str| super::prebuilt::same_name(a, name);
         let symbol = self
             .module
             .names

@@ -236,7 +236,7 @@ pub fn runs_on(archs: &str, cc: i32) -> bool {
 }
 
 /// Whether two C++ names are the same, whitespace aside (`scale<float, 4>`).
-fn same_name(a: &str, b: &str) -> bool {
+pub(super) fn same_name(a: &str, b: &str) -> bool {
     a.chars()
         .filter(|c| !c.is_whitespace())
         .eq(b.chars().filter(|c| !c.is_whitespace()))
