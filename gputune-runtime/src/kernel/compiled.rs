@@ -26,6 +26,13 @@ pub struct Compiled {
     module: Arc<Module>,
 }
 
+/// Whether two C++ names are the same, whitespace aside (`scale<float, 4>`).
+pub(super) fn same_name(a: &str, b: &str) -> bool {
+    a.chars()
+        .filter(|c| !c.is_whitespace())
+        .eq(b.chars().filter(|c| !c.is_whitespace()))
+}
+
 /// What the kernels of one compiled module share.
 #[derive(Debug)]
 pub(super) struct Module {
@@ -73,7 +80,7 @@ impl Compiled {
             return Ok(k.clone());
         }
         // As an nvcc image's table is searched: `k<float,4>` is `k<float, 4>`.
-        let same = |a: &str| super::prebuilt::same_name(a, name);
+        let same = |a: &str| same_name(a, name);
         let symbol = self
             .module
             .names

@@ -133,7 +133,7 @@ impl Prebuilt {
                 let symbol = image
                     .entries
                     .iter()
-                    .find(|(n, s)| same_name(n, name) || *s == name)
+                    .find(|(n, s)| super::compiled::same_name(n, name) || *s == name)
                     .map(|(_, s)| *s)
                     .ok_or_else(|| {
                         let names: Vec<&str> = image.entries.iter().map(|(n, _)| *n).collect();
@@ -235,13 +235,6 @@ pub fn runs_on(archs: &str, cc: i32) -> bool {
     })
 }
 
-/// Whether two C++ names are the same, whitespace aside (`scale<float, 4>`).
-pub(super) fn same_name(a: &str, b: &str) -> bool {
-    a.chars()
-        .filter(|c| !c.is_whitespace())
-        .eq(b.chars().filter(|c| !c.is_whitespace()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,7 +293,13 @@ mod tests {
 
     #[test]
     fn names_compare_without_whitespace() {
-        assert!(same_name("scale<float, 4>", "scale<float,4>"));
-        assert!(!same_name("scale<float>", "scale<double>"));
+        assert!(super::super::compiled::same_name(
+            "scale<float, 4>",
+            "scale<float,4>"
+        ));
+        assert!(!super::super::compiled::same_name(
+            "scale<float>",
+            "scale<double>"
+        ));
     }
 }
