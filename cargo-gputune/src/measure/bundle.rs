@@ -416,45 +416,37 @@ pub(crate) fn proposer(
 /// The build stage of `run-bundle --strategy`: nothing is built, a proposed batch is found in
 /// the bundle's binaries (one unit per binary that holds part of it, charged its share of
 /// that binary's build time), and the bundle's build failures are reported as such.
-pub(crate) struct FromBundle<'a> {
-    dir: &'a Path,
-    bench: &'a BundledBench,
+pub(crate) struct FromBundle {
+    /// Every binary and build failure of the bench.
+    bundled: BuiltBatch,
 }
 
-impl<'a> FromBundle<'a> {
+impl FromBundle {
     /// The build stage of bench `bench` of the bundle in `dir`.
-    pub(crate) fn new(dir: &'a Path, bench: &'a BundledBench) -> FromBundle<'a> {
-        FromBundle { dir, bench }
+    pub(crate) fn new(dir: &Path, bench: &BundledBench) -> FromBundle {
+        let units = bench
+            .units
+            .iter()
+            .map(|u| BuiltUnit {
+                bin: dir.join(&u.bin),
+                labels: u.labels.clone(),
+                seconds: u.build_seconds,
+            })
+            .collect();
+        let failures = bench.failures.iter().map(BundledFailure::failure).collect();
+        FromBundle {
+            bundled: BuiltBatch {
+                units,
+                failures,
+                builds: 0,
+            },
+        }
     }
 }
 
-impl BuildStage for FromBundle<'_> {
+impl BuildStage for FromBundle {
     fn build(&self, batch: Vec<String>) -> Result<BuiltBatch> {
-        let mut built = BuiltBatch::default();
-        for u in &self.bench.units {
-            let labels: Vec<String> = u
-                .labels
-                .iter()
-                .filter(|l| batch.contains(l))
-                .cloned()
-                .collect();
-            if !labels.is_empty() {
-                built.units.push(BuiltUnit {
-                    bin: self.dir.join(&u.bin),
-                    seconds: u.build_seconds * labels.len() as f64 / u.labels.len().max(1) as f64,
-                    labels,
-                });
-            }
-        }
-        for f in self
-            .bench
-            .failures
-            .iter()
-            .filter(|f| batch.contains(&f.label))
-        {
-            built.failures.push(f.failure());
-        }
-        Ok(built)
+        Ok(self.bundled.part(&batch))
     }
 }
 

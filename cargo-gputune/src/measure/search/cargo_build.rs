@@ -2,7 +2,7 @@
 //! failing batch split until the variants that break it are found.
 //!
 //! A space the search asks to be built whole (a guided strategy's; a blind search's with a
-//! time limit, up to [`WHOLE_SPACE`] variants) is built once, into one binary, whatever the
+//! time limit, up to [`super::WHOLE_SPACE`] variants) is built once, into one binary, whatever the
 //! batches the strategy proposes: every batch then runs in the same waiting bench process
 //! (one device opening and one setup of the bench's workloads per search, not one per batch),
 //! and a variant costs about a millisecond more of build (sgemm-large's 16,020-point space on
@@ -28,11 +28,6 @@ pub(crate) enum Announce {
     /// A status line: the batch goes into a bundle.
     Bundle,
 }
-
-/// The largest space a blind search (exhaustive, random) builds at once, in one binary; a
-/// larger one is built batch by batch, so that the GPU measures one batch while the next
-/// builds.
-pub const WHOLE_SPACE: usize = 2048;
 
 /// Builds batches of one tuned function's variants with cargo.
 pub(crate) struct CargoBuilder<'a> {
@@ -140,35 +135,6 @@ impl<'a> CargoBuilder<'a> {
     }
 }
 
-/// The part of `whole` that holds the labels of `batch`, charged no build: the whole build
-/// is counted once, by the first batch.
-fn part_of(whole: &BuiltBatch, batch: &[String]) -> BuiltBatch {
-    let wanted = |l: &String| batch.contains(l);
-    let units = whole
-        .units
-        .iter()
-        .filter_map(|u| {
-            let labels: Vec<String> = u.labels.iter().filter(|l| wanted(l)).cloned().collect();
-            (!labels.is_empty()).then(|| BuiltUnit {
-                bin: u.bin.clone(),
-                seconds: u.seconds * labels.len() as f64 / u.labels.len() as f64,
-                labels,
-            })
-        })
-        .collect();
-    let failures = whole
-        .failures
-        .iter()
-        .filter(|f| wanted(&f.label))
-        .cloned()
-        .collect();
-    BuiltBatch {
-        units,
-        failures,
-        builds: 0,
-    }
-}
-
 impl BuildStage for CargoBuilder<'_> {
     fn build(&self, batch: Vec<String>) -> Result<BuiltBatch> {
         let Some((space, built)) = &self.whole else {
@@ -178,10 +144,10 @@ impl BuildStage for CargoBuilder<'_> {
             .lock()
             .map_err(|_| anyhow::anyhow!("a build of the whole space panicked"))?;
         if let Some(whole) = built.as_ref() {
-            return Ok(part_of(whole, &batch));
+            return Ok(whole.part(&batch));
         }
         let whole = self.build_labels(space.clone())?;
-        let mut part = part_of(&whole, &batch);
+        let mut part = whole.part(&batch);
         part.builds = whole.builds;
         *built = Some(whole);
         Ok(part)
@@ -219,50 +185,5 @@ impl BuildStage for CargoBuilder<'_> {
                 self.function
             )),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn labels(l: &[&str]) -> Vec<String> {
-        l.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn a_batch_of_a_whole_build_is_its_binaries_cut_to_the_batch_and_builds_nothing() {
-        // The whole space split once around a variant that broke the build.
-        let whole = BuiltBatch {
-            units: vec![
-                BuiltUnit {
-                    bin: "w-1".into(),
-                    labels: labels(&["a", "b", "c", "d"]),
-                    seconds: 4.0,
-                },
-                BuiltUnit {
-                    bin: "w-2".into(),
-                    labels: labels(&["f"]),
-                    seconds: 1.0,
-                },
-            ],
-            failures: vec![BuildFailure {
-                label: "e".into(),
-                status: Status::BuildFailed,
-                message: "error".into(),
-                seconds: 1.0,
-            }],
-            builds: 3,
-        };
-        let part = part_of(&whole, &labels(&["b", "d", "e"]));
-        assert_eq!(part.builds, 0);
-        assert_eq!(part.units.len(), 1);
-        assert_eq!(part.units[0].bin, std::path::PathBuf::from("w-1"));
-        assert_eq!(part.units[0].labels, labels(&["b", "d"]));
-        assert_eq!(part.units[0].seconds, 2.0);
-        assert_eq!(part.failures.len(), 1);
-        assert_eq!(part.failures[0].label, "e");
-        let nothing = part_of(&whole, &labels(&["z"]));
-        assert!(nothing.units.is_empty() && nothing.failures.is_empty());
     }
 }

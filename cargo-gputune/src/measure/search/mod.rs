@@ -23,7 +23,6 @@ use gputune_protocol::BenchArgs;
 use regex::Regex;
 use serde_json::{json, Value};
 
-pub use self::cargo_build::WHOLE_SPACE;
 use self::cargo_build::{Announce, CargoBuilder};
 use self::pipeline::{drive, Bounds, BuildFailure, BuildStage, BuiltUnit, Proposer, RunStage};
 use crate::host::cargo::Options;
@@ -471,7 +470,7 @@ fn search_bench(
         Announce::Search,
     );
     let mut proposer = Proposer::new(
-        batch_bounds(s, base.started, f),
+        bounds(s, base.started, f),
         strategy(s, f),
         f.labels.clone(),
         done,
@@ -529,15 +528,10 @@ fn search_bench(
     finals
 }
 
-/// The bounds `s` sets.
-fn bounds(s: &Settings, started: Instant) -> Bounds {
-    Bounds {
-        batch_size: s.batch_size.unwrap_or(DEFAULT_BATCH_SIZE),
-        max_evals: s.max_evals,
-        time_limit: s.time_limit,
-        started,
-    }
-}
+/// The largest space a blind search (exhaustive, random) builds at once, in one binary; a
+/// larger one is built batch by batch, so that the GPU measures one batch while the next
+/// builds.
+pub const WHOLE_SPACE: usize = 2048;
 
 /// Variants per batched build when `--batch-size` is not given and the space is too large to
 /// build whole: a batch of 256 small kernels builds about as fast as one of 64
@@ -565,22 +559,27 @@ fn whole_space<'f>(s: &Settings, f: &'f Function) -> Option<&'f [String]> {
     whole.then_some(&f.labels[..])
 }
 
-/// The bounds `s` sets. Without `--batch-size`: a guided strategy proposes
+/// The bounds `s` sets for `f`'s search. Without `--batch-size`: a guided strategy proposes
 /// [`GUIDED_BATCH_SIZE`] at a time; one that learns nothing from scores, with no time limit to
 /// check between batches, proposes all it will at once over a space of at most [`WHOLE_SPACE`]
 /// variants (one build of what it proposes, the whole space for exhaustive, and one pass of one
 /// process per compile-time workload, where batches would take turns between the workloads'
 /// processes).
-fn batch_bounds(s: &Settings, started: Instant, f: &Function) -> Bounds {
-    let mut b = bounds(s, started);
-    if s.batch_size.is_none() {
-        if guided(s) {
-            b.batch_size = GUIDED_BATCH_SIZE;
-        } else if s.time_limit.is_none() && f.labels.len() <= WHOLE_SPACE {
-            b.batch_size = b.batch_size.max(f.labels.len());
+fn bounds(s: &Settings, started: Instant, f: &Function) -> Bounds {
+    let batch_size = match s.batch_size {
+        Some(n) => n,
+        None if guided(s) => GUIDED_BATCH_SIZE,
+        None if s.time_limit.is_none() && f.labels.len() <= WHOLE_SPACE => {
+            DEFAULT_BATCH_SIZE.max(f.labels.len())
         }
+        None => DEFAULT_BATCH_SIZE,
+    };
+    Bounds {
+        batch_size,
+        max_evals: s.max_evals,
+        time_limit: s.time_limit,
+        started,
     }
-    b
 }
 
 /// The strategy `s` asks for, over `f`'s space.
@@ -659,7 +658,7 @@ fn build_bench(
         Announce::Bundle,
     );
     let mut proposer = Proposer::new(
-        batch_bounds(s, base.started, function),
+        bounds(s, base.started, function),
         strategy(s, function),
         function.labels.clone(),
         Vec::new(),

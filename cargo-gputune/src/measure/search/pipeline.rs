@@ -53,6 +53,43 @@ pub struct BuiltBatch {
     pub builds: usize,
 }
 
+impl BuiltBatch {
+    /// The part of what was built that holds the labels of `batch`: each binary cut down to
+    /// them, charged its share of its build time, and their failures; no build of its own (a
+    /// whole space built once, or a bundle, serving batch after batch).
+    pub fn part(&self, batch: &[String]) -> BuiltBatch {
+        let wanted: std::collections::HashSet<&str> = batch.iter().map(String::as_str).collect();
+        let units = self
+            .units
+            .iter()
+            .filter_map(|u| {
+                let labels: Vec<String> = u
+                    .labels
+                    .iter()
+                    .filter(|l| wanted.contains(l.as_str()))
+                    .cloned()
+                    .collect();
+                (!labels.is_empty()).then(|| BuiltUnit {
+                    bin: u.bin.clone(),
+                    seconds: u.seconds * labels.len() as f64 / u.labels.len() as f64,
+                    labels,
+                })
+            })
+            .collect();
+        let failures = self
+            .failures
+            .iter()
+            .filter(|f| wanted.contains(f.label.as_str()))
+            .cloned()
+            .collect();
+        BuiltBatch {
+            units,
+            failures,
+            builds: 0,
+        }
+    }
+}
+
 /// Turns a batch of labels into binaries. Runs on its own thread.
 pub trait BuildStage: Sync {
     /// Builds `batch`; an `Err` ends the search (a build that cannot even be attempted).
@@ -234,6 +271,43 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
+
+    #[test]
+    fn a_batch_of_a_whole_build_is_its_binaries_cut_to_the_batch_and_builds_nothing() {
+        let labels = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // The whole space split once around a variant that broke the build.
+        let whole = BuiltBatch {
+            units: vec![
+                BuiltUnit {
+                    bin: "w-1".into(),
+                    labels: labels(&["a", "b", "c", "d"]),
+                    seconds: 4.0,
+                },
+                BuiltUnit {
+                    bin: "w-2".into(),
+                    labels: labels(&["f"]),
+                    seconds: 1.0,
+                },
+            ],
+            failures: vec![BuildFailure {
+                label: "e".into(),
+                status: Status::BuildFailed,
+                message: "error".into(),
+                seconds: 1.0,
+            }],
+            builds: 3,
+        };
+        let part = whole.part(&labels(&["b", "d", "e"]));
+        assert_eq!(part.builds, 0);
+        assert_eq!(part.units.len(), 1);
+        assert_eq!(part.units[0].bin, std::path::PathBuf::from("w-1"));
+        assert_eq!(part.units[0].labels, labels(&["b", "d"]));
+        assert_eq!(part.units[0].seconds, 2.0);
+        assert_eq!(part.failures.len(), 1);
+        assert_eq!(part.failures[0].label, "e");
+        let nothing = whole.part(&labels(&["z"]));
+        assert!(nothing.units.is_empty() && nothing.failures.is_empty());
+    }
     use crate::strategy::Exhaustive;
 
     /// Builds every label as its own unit except those listed as broken; logs what it did.
