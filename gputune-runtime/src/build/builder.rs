@@ -127,7 +127,7 @@ impl CudaFile {
     fn check_defines(
         &self,
         variants: &[CompiledIn],
-        (source_path, headers): (&Path, &[(String, String)]),
+        (own, headers): (Option<&str>, &[(String, String)]),
         reads: &dyn Fn(&str) -> bool,
     ) -> Result<(), BuildError> {
         let mut params: Vec<(&str, &str)> = variants
@@ -140,8 +140,7 @@ impl CudaFile {
         if params.is_empty() {
             return Ok(());
         }
-        let own = std::fs::read_to_string(source_path).ok();
-        let texts = std::iter::once((self.path.as_str(), own.as_deref()))
+        let texts = std::iter::once((self.path.as_str(), own))
             .chain(headers.iter().map(|(n, t)| (n.as_str(), Some(t.as_str()))));
         for (name, text) in texts {
             let Some(text) = text else { continue };
@@ -168,11 +167,13 @@ impl CudaFile {
         // A parameter no CUDA file of the crate names only changes the launch: no define,
         // so its values share one compilation. Options (`-I…`) may reach headers elsewhere.
         let source_path = package_dir.join(&self.path);
+        let own = std::fs::read_to_string(&source_path).ok();
         let identifiers = if self.options.iter().any(|o| o.starts_with("-I")) {
             None
         } else {
-            let mut ids = std::fs::read_to_string(&source_path)
-                .map(|t| crate::cuda_text::identifiers(&t))
+            let mut ids = own
+                .as_deref()
+                .map(crate::cuda_text::identifiers)
                 .unwrap_or_default();
             for (_, text) in headers {
                 ids.extend(crate::cuda_text::identifiers(text));
@@ -183,7 +184,7 @@ impl CudaFile {
             Some(ids) => ids.contains(name),
             None => true,
         };
-        self.check_defines(variants, (&source_path, headers), &reads)?;
+        self.check_defines(variants, (own.as_deref(), headers), &reads)?;
         let untuned = CompiledIn {
             function: String::new(),
             label: "untuned".to_string(),
