@@ -317,19 +317,7 @@ impl Measured {
                     }
                     store.put_with_energy(&new, &plan.energy.take(&new))?;
                     counters.stored += new.len();
-                    let line = match new.iter().find(|r| r.status != Status::Ok) {
-                        Some(bad) => format!(
-                            "{:<8} {}",
-                            bad.status,
-                            bad.message.clone().unwrap_or_default()
-                        ),
-                        None => match results::score_of(&control, &new) {
-                            Some(sc) => {
-                                present::live_score(&sc, results::paired_timing(&control, &new))
-                            }
-                            None => "unscored (base has no measurement)".into(),
-                        },
-                    };
+                    let (_, line) = present::live_line(&control, &new);
                     out.line(&format!(
                         "  {}.{label} [{}]  final: {line}",
                         plan.function.name, ct.key

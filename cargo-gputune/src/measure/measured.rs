@@ -15,7 +15,6 @@ use crate::measure::runs::{
     Counters, CtWorkload, Pass, Plan, Ran, RunContext, RunRequest, END_LIMIT, MIN_BASE_RUN,
 };
 use crate::measure::search::pipeline::{BuildFailure, BuiltUnit};
-use crate::results;
 use crate::results::present;
 use crate::results::store::{Measurement, Store};
 
@@ -236,26 +235,8 @@ impl Measured {
                 store.put_with_energy(&new, &plan.energy.take(&new))?;
                 counters.stored += new.len();
                 done.insert((ct.key.clone(), label.to_string()));
-                let line = match new.iter().find(|r| r.status != Status::Ok) {
-                    Some(bad) => {
-                        scored.push((label.to_string(), None));
-                        format!(
-                            "{:<8} {}",
-                            bad.status,
-                            bad.message.clone().unwrap_or_default()
-                        )
-                    }
-                    None => match results::score_of(&base, &new) {
-                        Some(sc) => {
-                            scored.push((label.to_string(), Some(sc.score)));
-                            present::live_score(&sc, results::paired_timing(&base, &new))
-                        }
-                        None => {
-                            scored.push((label.to_string(), None));
-                            "unscored (base has no measurement)".into()
-                        }
-                    },
-                };
+                let (score, line) = present::live_line(&base, &new);
+                scored.push((label.to_string(), score));
                 out.line(&format!("  {}.{label} [{}]  {line}", f.name, ct.key));
                 out.advance();
                 Ok(())

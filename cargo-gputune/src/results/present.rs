@@ -3,8 +3,11 @@
 
 use gputune_protocol::KernelRecord;
 
+use gputune_protocol::Status;
+
 use crate::results::score::Score;
-use crate::results::{Group, Timing};
+use crate::results::store::Measurement;
+use crate::results::{paired_timing, score_of, Group, Timing};
 
 /// `v` with four significant digits for values from 1 to 9999, the range a unit puts times in.
 pub fn four_digits(v: f64) -> String {
@@ -155,6 +158,24 @@ pub fn live_score(score: &Score, times: Option<(Timing, Timing)>) -> String {
     line.push_str("  ");
     line.push_str(score.verdict().words());
     line
+}
+
+/// What a search prints after a variant's label when its rows arrive, and the score the
+/// strategy sees (`None`: failed or unscored): its first failure with its message, else its
+/// [`live_score`] against `base` (the control of its pass; empty where the rows carry it).
+pub fn live_line(base: &[Measurement], rows: &[Measurement]) -> (Option<f64>, String) {
+    if let Some(bad) = rows.iter().find(|r| r.status != Status::Ok) {
+        let line = format!(
+            "{:<8} {}",
+            bad.status,
+            bad.message.clone().unwrap_or_default()
+        );
+        return (None, line);
+    }
+    match score_of(base, rows) {
+        Some(sc) => (Some(sc.score), live_score(&sc, paired_timing(base, rows))),
+        None => (None, "unscored (base has no measurement)".into()),
+    }
 }
 
 /// The lines of a terminal table: `header`, then `rows`, each column padded to its widest

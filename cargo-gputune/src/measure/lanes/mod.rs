@@ -30,7 +30,6 @@ use self::queue::{Item, Queue};
 use crate::host::output::Output;
 use crate::measure::runs::{record_failure, Counters, Measured, Pass, Plan, RunContext};
 use crate::measure::search::pipeline::{BuildFailure, BuildStage, Proposer};
-use crate::results;
 use crate::results::present;
 use crate::results::store::energy::{Energy, RowKey};
 use crate::results::store::Measurement;
@@ -500,26 +499,8 @@ impl Spread<'_, '_> {
         if let Some(Kind::Screen(item)) = self.lanes[lane].running.front().map(|r| &r.job) {
             self.measured.bins.insert(label.clone(), item.bin.clone());
         }
-        let line = match rows.iter().find(|r| r.status != Status::Ok) {
-            Some(bad) => {
-                self.scored.push((label.clone(), None));
-                format!(
-                    "{:<8} {}",
-                    bad.status,
-                    bad.message.clone().unwrap_or_default()
-                )
-            }
-            None => match results::score_of(&[], &rows) {
-                Some(sc) => {
-                    self.scored.push((label.clone(), Some(sc.score)));
-                    present::live_score(&sc, results::paired_timing(&[], &rows))
-                }
-                None => {
-                    self.scored.push((label.clone(), None));
-                    "unscored (base has no measurement)".into()
-                }
-            },
-        };
+        let (score, line) = present::live_line(&[], &rows);
+        self.scored.push((label.clone(), score));
         let device = self.lanes[lane].summary.device;
         out.line(&format!("  {f}.{label} [{ct_key}]  {line}  (GPU {device})"));
         out.advance();
@@ -541,17 +522,7 @@ impl Spread<'_, '_> {
         self.ctx.store.put_with_energy(&rows, &energy)?;
         self.counters.stored += rows.len();
         self.lanes[lane].summary.finals += 1;
-        let line = match rows.iter().find(|r| r.status != Status::Ok) {
-            Some(bad) => format!(
-                "{:<8} {}",
-                bad.status,
-                bad.message.clone().unwrap_or_default()
-            ),
-            None => match results::score_of(&[], &rows) {
-                Some(sc) => present::live_score(&sc, results::paired_timing(&[], &rows)),
-                None => "unscored (base has no measurement)".into(),
-            },
-        };
+        let (_, line) = present::live_line(&[], &rows);
         let device = self.lanes[lane].summary.device;
         out.line(&format!(
             "  {}.{label} [{}]  final: {line}  (GPU {device})",
