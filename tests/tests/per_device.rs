@@ -539,6 +539,40 @@ fn captured_calls_are_searched_on_exactly_their_sizes() {
         let shapes: Vec<&str> = rows.iter().map(|(rt, _)| rt.as_str()).collect();
         assert_eq!(shapes, captured_shapes, "{variant} from the bundle");
     }
+    // A bundle of the declared space, built before anything was captured, runs exactly the
+    // captured workloads with `run-bundle --captured` (a GPU host without a toolchain).
+    let plain = dir.join("plain");
+    let mut args = vec!["search", "--build-only", "--bundle"];
+    args.push(plain.to_str().expect("utf-8"));
+    args.extend(measure);
+    let built = gputune(&bin, PACKAGE, &dir.join("unused-plain.db"), &args);
+    assert!(built.status.success(), "{}", text(&built));
+    let ran = Command::new(plain.join("cargo-gputune"))
+        .arg("run-bundle")
+        .arg(&plain)
+        .args(["--captured", captured])
+        .output()
+        .expect("run-bundle runs");
+    let said = text(&ran);
+    assert!(ran.status.success(), "{said}");
+    assert!(said.contains("the 2 captured workload(s)"), "{said}");
+    let from_plain = shaped_rows(&plain.join("gputune.db"));
+    assert_eq!(
+        from_plain.keys().cloned().collect::<Vec<_>>(),
+        ["a_1", "a_2", "base"]
+    );
+    for (variant, rows) in &from_plain {
+        let shapes: Vec<&str> = rows.iter().map(|(rt, _)| rt.as_str()).collect();
+        assert_eq!(shapes, captured_shapes, "{variant} from the plain bundle");
+    }
+    let none = Command::new(plain.join("cargo-gputune"))
+        .arg("run-bundle")
+        .arg(&plain)
+        .args(["--captured", dir.join("none").to_str().expect("utf-8")])
+        .output()
+        .expect("run-bundle runs");
+    assert_eq!(none.status.code(), Some(2), "{}", text(&none));
+
     let report = gputune(
         &bin,
         PACKAGE,

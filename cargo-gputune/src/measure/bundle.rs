@@ -24,6 +24,7 @@ use crate::measure::protocol;
 use crate::measure::runs::{
     ct_workloads, record_failure, Counters, CtWorkload, Measured, Plan, RunContext,
 };
+use crate::measure::search;
 use crate::measure::search::pipeline::{
     drive, Bounds, BuildFailure, BuildStage, BuiltBatch, BuiltUnit, Proposer, RunStage,
 };
@@ -56,7 +57,7 @@ pub struct BundledBench {
     pub function: Function,
     /// Revision key of the build (toolchain, options, sources).
     pub revision: String,
-    /// `-a` arguments of the search.
+    /// `-a` arguments of the search, as the bench takes them (`-a`, then a spec).
     pub user_axes: Vec<String>,
     /// Arguments passed through to the bench.
     pub bench_args: Vec<String>,
@@ -147,6 +148,106 @@ impl Bundle {
         }
         Ok(bundle)
     }
+
+    /// The bundle a run measures: `args.dir`'s plan, narrowed to the workloads in
+    /// `args.captured` when given.
+    pub fn for_run(args: &RunBundle, out: &mut Output) -> Result<Bundle> {
+        let mut bundle = Bundle::read(&args.dir)?;
+        if let Some(dir) = &args.captured {
+            let captures = gputune_protocol::capture::read_dir(dir)
+                .map_err(|e| anyhow::Error::new(Usage(e.to_string())))?;
+            for line in bundle.narrow_to(&captures).map_err(|e| {
+                anyhow::Error::new(Usage(format!("{e}; captures read from {}", dir.display())))
+            })? {
+                out.status(&line);
+            }
+        }
+        Ok(bundle)
+    }
+
+    /// Keeps only the benches of captured functions, each narrowed to exactly its function's
+    /// captured workloads (as `search --captured` narrows a search), so that a GPU host with
+    /// no toolchain searches what its application launched with a bundle built beforehand.
+    /// Returns a line per bench saying what it runs; an error when no bench tunes a captured
+    /// function.
+    pub fn narrow_to(
+        &mut self,
+        captures: &[gputune_protocol::capture::CaptureFile],
+    ) -> std::result::Result<Vec<String>, String> {
+        let mut lines = Vec::new();
+        let mut kept = Vec::new();
+        for mut b in std::mem::take(&mut self.benches) {
+            let Some(c) = captures
+                .iter()
+                .find(|c| c.package == b.package && c.function == b.function.name)
+            else {
+                lines.push(format!(
+                    "{}.{}: not captured, not run",
+                    b.bench, b.function.name
+                ));
+                continue;
+            };
+            let n = search::captured_narrowing(c);
+            // `-a SPEC` pairs: the bundle's own of other axes still hold; the captured ones
+            // replace theirs.
+            let mut axes: Vec<String> = n
+                .axes
+                .iter()
+                .flat_map(|a| ["-a".to_string(), a.clone()])
+                .collect();
+            for pair in b.user_axes.chunks(2) {
+                let captured_axis = pair.get(1).is_some_and(|spec| {
+                    n.axes
+                        .iter()
+                        .any(|a| search::spec_axis(a) == search::spec_axis(spec))
+                });
+                if !captured_axis {
+                    axes.extend(pair.iter().cloned());
+                }
+            }
+            b.user_axes = axes;
+            let mut args = Vec::new();
+            let mut old = b.bench_args.iter();
+            while let Some(a) = old.next() {
+                if a == "--workloads" {
+                    old.next();
+                } else if !a.starts_with("--workloads=") {
+                    args.push(a.clone());
+                }
+            }
+            args.extend(n.bench_args.iter().cloned());
+            b.bench_args = args;
+            lines.push(format!(
+                "{}.{}: the {} captured workload(s) ({} call(s)): {}",
+                b.bench,
+                b.function.name,
+                n.workloads,
+                n.calls,
+                n.axes
+                    .iter()
+                    .map(|a| format!("-a '{a}'"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+            kept.push(b);
+        }
+        self.benches = kept;
+        if self.benches.is_empty() {
+            let names: Vec<String> = captures
+                .iter()
+                .map(|c| format!("{}::{}", c.package, c.function))
+                .collect();
+            return Err(format!(
+                "no bench of the bundle tunes a captured function ({})",
+                if names.is_empty() {
+                    "nothing was captured".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ));
+        }
+        Ok(lines)
+    }
 }
 
 /// What `run-bundle` runs, as `commands` builds it from the command line.
@@ -171,6 +272,9 @@ pub struct RunBundle {
     pub batch_size: usize,
     /// The GPU (CUDA ordinal) the bench processes measure on.
     pub device: u32,
+    /// Only the workloads an application was captured calling (`GPUTUNE_CAPTURE=DIR`), of
+    /// the functions it called.
+    pub captured: Option<PathBuf>,
 }
 
 /// Runs every bench of the bundle in `dir`: base first, then each built variant, into
@@ -193,7 +297,7 @@ pub fn run_bundle(args: &RunBundle, store: &Store, out: &mut Output) -> Result<C
             "--batch-size must be at least 1".into(),
         )));
     }
-    let bundle = Bundle::read(dir)?;
+    let bundle = Bundle::for_run(args, out)?;
     let mut counters = Counters::default();
     // Shards may run at once on one machine (one GPU each), and a bench streams its results
     // through a file in the work directory: one directory per shard.

@@ -115,7 +115,7 @@ fn search(
         )));
     }
     let dir = args.dir.as_path();
-    let bundle = Bundle::read(dir)?;
+    let bundle = Bundle::for_run(args, out)?;
     let _lock = SearchLock::acquire(target)?;
     let store = Store::open(target)?;
     out.status(&format!(

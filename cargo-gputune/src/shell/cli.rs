@@ -261,6 +261,12 @@ pub struct RunBundleArgs {
     /// own GPU. A GPU that fails ends its own work only: the others take what it left.
     #[arg(long, value_name = "LIST|all", conflicts_with = "shard")]
     pub devices: Option<String>,
+    /// Run only what an application was captured launching (`GPUTUNE_CAPTURE=DIR`): the
+    /// benches of the captured functions, each on exactly its captured workloads, as `search
+    /// --captured DIR` would have built it. The bundle need hold only those functions'
+    /// variants; a captured size need not be one the bench declares.
+    #[arg(long, value_name = "DIR")]
+    pub captured: Option<PathBuf>,
 }
 
 /// `slurm`.
@@ -645,6 +651,7 @@ impl From<&RunBundleArgs> for crate::measure::bundle::RunBundle {
             time_limit: r.time_limit,
             batch_size: r.batch_size,
             device: r.device,
+            captured: r.captured.clone(),
         }
     }
 }

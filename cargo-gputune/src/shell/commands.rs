@@ -175,6 +175,7 @@ fn search_on_devices(
             .batch_size
             .unwrap_or(crate::measure::search::GUIDED_BATCH_SIZE * ordinals.len()),
         device: 0,
+        captured: None,
     };
     crate::shell::interrupt::storing();
     crate::measure::devices::run(&run, &ordinals, path, out)

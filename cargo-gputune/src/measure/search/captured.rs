@@ -69,6 +69,88 @@ pub fn workload_line(w: &gputune_protocol::capture::Captured) -> String {
         .join(" ")
 }
 
+/// How one captured function narrows its bench: the `-a` specs of its captured types and
+/// sizes, and the `--workloads` list of exactly the captured combinations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Narrowing {
+    /// `-a` specs: each type axis, then each size axis, as captured.
+    pub axes: Vec<String>,
+    /// The size axes, whose values are the application's (need not be declared).
+    pub free_axes: Vec<String>,
+    /// The bench flags that list the captured workloads (`--workloads A;B`), none when the
+    /// function was captured without types or sizes.
+    pub bench_args: Vec<String>,
+    /// Distinct workloads captured.
+    pub workloads: usize,
+    /// The combinations of the `-a` values.
+    pub combinations: usize,
+    /// Calls captured.
+    pub calls: u64,
+}
+
+/// What capture `c` narrows its function's bench to.
+pub fn narrowing(c: &CaptureFile) -> Narrowing {
+    let mut axes = Vec::new();
+    let mut combinations = 1usize;
+    let mut type_params: Vec<&str> = Vec::new();
+    let mut size_axes: Vec<&str> = Vec::new();
+    for w in &c.workloads {
+        for (p, _) in &w.types {
+            if !type_params.contains(&p.as_str()) {
+                type_params.push(p);
+            }
+        }
+        for (a, _) in &w.sizes {
+            if !size_axes.contains(&a.as_str()) {
+                size_axes.push(a);
+            }
+        }
+    }
+    for p in &type_params {
+        let mut names: Vec<&str> = Vec::new();
+        for (q, t) in c.workloads.iter().flat_map(|w| &w.types) {
+            if q == p && !names.contains(&short_type(t)) {
+                names.push(short_type(t));
+            }
+        }
+        combinations = combinations.saturating_mul(names.len());
+        axes.push(format!("{p}=[{}]", names.join(",")));
+    }
+    for a in &size_axes {
+        let mut values: Vec<u64> = c
+            .workloads
+            .iter()
+            .flat_map(|w| &w.sizes)
+            .filter(|(b, _)| b == a)
+            .map(|(_, v)| *v)
+            .collect();
+        values.sort_unstable();
+        values.dedup();
+        combinations = combinations.saturating_mul(values.len());
+        axes.push(size_spec(a, &values));
+    }
+    // Exactly the captured workloads of that product: the bench runs no other.
+    let lines: Vec<String> = c.workloads.iter().map(workload_line).collect();
+    let bench_args = if lines.iter().all(String::is_empty) {
+        Vec::new()
+    } else {
+        vec!["--workloads".into(), lines.join(";")]
+    };
+    Narrowing {
+        axes,
+        free_axes: size_axes.iter().map(|a| a.to_string()).collect(),
+        bench_args,
+        workloads: c.workloads.len(),
+        combinations,
+        calls: c.workloads.iter().map(|w| w.count).sum(),
+    }
+}
+
+/// The axis an `-a` spec sets: `Elements{io}[pow2]=[12]` sets `Elements`.
+pub fn spec_axis(spec: &str) -> &str {
+    spec.split(['{', '[', '=']).next().unwrap_or(spec).trim()
+}
+
 /// One search per captured function of `captures` (of the `packages` given, all if none),
 /// each `s` narrowed to it.
 pub fn searches(
@@ -81,63 +163,25 @@ pub fn searches(
         if !packages.is_empty() && !packages.contains(&c.package) {
             continue;
         }
-        let mut axes = Vec::new();
-        let mut combinations = 1usize;
-        let mut type_params: Vec<&str> = Vec::new();
-        let mut size_axes: Vec<&str> = Vec::new();
-        for w in &c.workloads {
-            for (p, _) in &w.types {
-                if !type_params.contains(&p.as_str()) {
-                    type_params.push(p);
-                }
-            }
-            for (a, _) in &w.sizes {
-                if !size_axes.contains(&a.as_str()) {
-                    size_axes.push(a);
-                }
-            }
-        }
-        for p in &type_params {
-            let mut names: Vec<&str> = Vec::new();
-            for (q, t) in c.workloads.iter().flat_map(|w| &w.types) {
-                if q == p && !names.contains(&short_type(t)) {
-                    names.push(short_type(t));
-                }
-            }
-            combinations = combinations.saturating_mul(names.len());
-            axes.push(format!("{p}=[{}]", names.join(",")));
-        }
-        for a in &size_axes {
-            let mut values: Vec<u64> = c
-                .workloads
-                .iter()
-                .flat_map(|w| &w.sizes)
-                .filter(|(b, _)| b == a)
-                .map(|(_, v)| *v)
-                .collect();
-            values.sort_unstable();
-            values.dedup();
-            combinations = combinations.saturating_mul(values.len());
-            axes.push(size_spec(a, &values));
-        }
+        let n = narrowing(c);
         let mut settings = s.clone();
         settings.regex = Some(format!("^{}$", regex::escape(&c.function)));
-        settings.axes = axes.iter().cloned().chain(s.axes.iter().cloned()).collect();
-        settings.free_axes = size_axes.iter().map(|a| a.to_string()).collect();
-        // Exactly the captured workloads of that product: the bench runs no other.
-        let lines: Vec<String> = c.workloads.iter().map(workload_line).collect();
-        if !lines.iter().all(String::is_empty) {
-            settings.bench_args.push("--workloads".into());
-            settings.bench_args.push(lines.join(";"));
-        }
+        settings.axes = n
+            .axes
+            .iter()
+            .cloned()
+            .chain(s.axes.iter().cloned())
+            .collect();
+        settings.free_axes = n.free_axes;
+        settings.bench_args.extend(n.bench_args);
         out.push(CapturedSearch {
             package: c.package.clone(),
             function: c.function.clone(),
             settings,
-            axes,
-            workloads: c.workloads.len(),
-            combinations,
-            calls: c.workloads.iter().map(|w| w.count).sum(),
+            axes: n.axes,
+            workloads: n.workloads,
+            combinations: n.combinations,
+            calls: n.calls,
         });
     }
     out

@@ -12,7 +12,10 @@ mod captured;
 mod cargo_build;
 pub mod pipeline;
 
-pub use captured::{searches as captured_searches, CapturedSearch};
+pub use captured::{
+    narrowing as captured_narrowing, searches as captured_searches, spec_axis, CapturedSearch,
+    Narrowing,
+};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
