@@ -40,6 +40,24 @@ pub(crate) struct CtWorkload {
     pub(crate) values: Vec<(String, String)>,
 }
 
+/// The `-a` pairs of `user_axes` that `ct_args` (a process's one compile-time workload, `-a
+/// T{ct}=f32`) leave: the user's own list of a compile-time axis (`-a T=[f32,bf16]`, as a
+/// capture of two types makes it) would ask the process for values its compile-time workload
+/// has already narrowed away.
+pub(crate) fn beside_ct(user_axes: &[String], ct_args: &[String]) -> Vec<String> {
+    let axis = crate::measure::search::spec_axis;
+    let set: Vec<&str> = ct_args
+        .chunks(2)
+        .filter_map(|pair| pair.get(1).map(|spec| axis(spec)))
+        .collect();
+    user_axes
+        .chunks(2)
+        .filter(|pair| !matches!(pair.get(1), Some(spec) if set.contains(&axis(spec))))
+        .flatten()
+        .cloned()
+        .collect()
+}
+
 pub(crate) fn ct_workloads(axes: &[Axis]) -> Vec<CtWorkload> {
     let mut out = vec![CtWorkload {
         key: String::new(),
@@ -339,7 +357,7 @@ impl Plan<'_> {
             // What the process keeps over its passes, and what each pass says.
             let mut process_args = vec!["-b".to_string(), self.info.name.clone()];
             process_args.extend(ct.args.iter().cloned());
-            process_args.extend(self.user_axes.iter().cloned());
+            process_args.extend(beside_ct(&self.user_axes, &ct.args));
             let mut args = vec!["--variant".to_string()];
             let variants = control
                 .then_some("base")
@@ -617,6 +635,16 @@ pub(crate) type VariantSink<'a> = dyn FnMut(&str, Vec<Measurement>, &mut Output)
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_process_takes_the_users_axes_but_not_their_list_of_its_compile_time_axis() {
+        let user: Vec<String> = ["-a", "T=[BF16,F32]", "-a", "Rows[pow2]=[0,9]"]
+            .map(String::from)
+            .to_vec();
+        let ct = ["-a", "T{ct}=BF16"].map(String::from);
+        assert_eq!(super::beside_ct(&user, &ct), ["-a", "Rows[pow2]=[0,9]"]);
+        assert_eq!(super::beside_ct(&user, &[]), user);
+    }
+
     use super::*;
 
     fn axis(name: &str, ct: bool, io: bool, values: &[&str]) -> Axis {
