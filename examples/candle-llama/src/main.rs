@@ -5,7 +5,7 @@
 //! `tuned` feature), so that the two binaries differ only in candle's launches.
 //!
 //! ```text
-//! candle-llama --model bf16|f16|q4k [--layers N] [--prompt 512] [--decode 64] [--runs 5]
+//! candle-llama --model bf16|f16|q4k|q8_0 [--layers N] [--prompt 512] [--decode 64] [--runs 5]
 //!              [--device 0] [--seed 1] [--json FILE]
 //! ```
 
@@ -48,7 +48,7 @@ struct Args {
     json: Option<String>,
 }
 
-const USAGE: &str = "usage: candle-llama --model bf16|f16|q4k [--layers N (32)] \
+const USAGE: &str = "usage: candle-llama --model bf16|f16|q4k|q8_0 [--layers N (32)] \
 [--prompt TOKENS (512)] [--decode TOKENS (64)] [--runs N (5)] [--device N (0)] [--seed N (1)] \
 [--json FILE]";
 

@@ -22,16 +22,19 @@ pub enum Kind {
     F16,
     /// Q4_K weights (norms f32), f32 activations.
     Q4k,
+    /// Q8_0 weights (norms f32), f32 activations.
+    Q8_0,
 }
 
 impl Kind {
-    /// Parses `bf16`, `f16` or `q4k`.
+    /// Parses `bf16`, `f16`, `q4k` or `q8_0`.
     pub fn parse(s: &str) -> Result<Kind> {
         match s {
             "bf16" => Ok(Kind::Bf16),
             "f16" => Ok(Kind::F16),
             "q4k" => Ok(Kind::Q4k),
-            _ => anyhow::bail!("unknown model {s:?}: bf16, f16 or q4k"),
+            "q8_0" => Ok(Kind::Q8_0),
+            _ => anyhow::bail!("unknown model {s:?}: bf16, f16, q4k or q8_0"),
         }
     }
 
@@ -41,6 +44,7 @@ impl Kind {
             Kind::Bf16 => "bf16",
             Kind::F16 => "f16",
             Kind::Q4k => "q4k",
+            Kind::Q8_0 => "q8_0",
         }
     }
 }
@@ -238,9 +242,43 @@ pub fn q4k_blocks(out: &mut [u8], seed: u64) {
     }
 }
 
+/// Bytes of one Q8_0 block (32 values).
+pub const Q8_0_BLOCK_BYTES: usize = 34;
+/// Values of one Q8_0 block.
+pub const Q8_0_BLOCK_VALUES: usize = 32;
+
+/// Random Q8_0 blocks filling `out`: a small half scale `d` (as [`small_half`]) and 32 random
+/// signed bytes, which are zero on average, so weights of about 0.013 either way.
+pub fn q8_0_blocks(out: &mut [u8], seed: u64) {
+    let mut state = seed;
+    for block in out.chunks_exact_mut(Q8_0_BLOCK_BYTES) {
+        block[0..2].copy_from_slice(&small_half(splitmix(&mut state)));
+        for chunk in block[2..].chunks_mut(8) {
+            let bytes = splitmix(&mut state).to_le_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+    }
+}
+
+/// A quantized weight type the synthetic GGUF models are made of: its blocks' size and values,
+/// and how random blocks are made.
+fn quant_format(kind: GgmlDType) -> Result<(usize, usize, fn(&mut [u8], u64))> {
+    Ok(match kind {
+        GgmlDType::Q4K => (Q4K_BLOCK_BYTES, Q4K_BLOCK_VALUES, q4k_blocks),
+        GgmlDType::Q8_0 => (Q8_0_BLOCK_BYTES, Q8_0_BLOCK_VALUES, q8_0_blocks),
+        other => anyhow::bail!("no synthetic {other:?} weights: Q4K or Q8_0"),
+    })
+}
+
 /// A GGUF file of the model at `dims`, written in memory with candle's writer: the metadata
 /// keys `quantized_llama` reads, every matrix Q4_K with random blocks, the norms f32 ones.
 pub fn q4k_gguf(dims: &Dims, seed: u64) -> Result<Vec<u8>> {
+    gguf(dims, GgmlDType::Q4K, seed)
+}
+
+/// As [`q4k_gguf`], every matrix of quantized type `quant` (Q4K or Q8_0).
+pub fn gguf(dims: &Dims, quant: GgmlDType, seed: u64) -> Result<Vec<u8>> {
+    let (block_bytes, block_values, fill) = quant_format(quant)?;
     let mut tensors = Vec::new();
     for (i, (name, shape)) in dims.gguf_tensors().into_iter().enumerate() {
         let elems: usize = shape.iter().product();
@@ -251,12 +289,12 @@ pub fn q4k_gguf(dims: &Dims, seed: u64) -> Result<Vec<u8>> {
             ggml_file::qtensor_from_ggml(GgmlDType::F32, &ones, shape, &Device::Cpu)
         } else {
             anyhow::ensure!(
-                shape[shape.len() - 1].is_multiple_of(Q4K_BLOCK_VALUES),
-                "{name}: {shape:?} has rows that are not whole Q4_K blocks"
+                shape[shape.len() - 1].is_multiple_of(block_values),
+                "{name}: {shape:?} has rows that are not whole {quant:?} blocks"
             );
-            let mut bytes = vec![0u8; elems / Q4K_BLOCK_VALUES * Q4K_BLOCK_BYTES];
-            q4k_blocks(&mut bytes, seed.wrapping_add(i as u64));
-            ggml_file::qtensor_from_ggml(GgmlDType::Q4K, &bytes, shape, &Device::Cpu)
+            let mut bytes = vec![0u8; elems / block_values * block_bytes];
+            fill(&mut bytes, seed.wrapping_add(i as u64));
+            ggml_file::qtensor_from_ggml(quant, &bytes, shape, &Device::Cpu)
         }
         .with_context(|| format!("making {name}"))?;
         tensors.push((name, tensor));
@@ -339,6 +377,7 @@ impl Model {
                 }
             }
             Kind::Q4k => Model::Quantized(quantized(q4k_gguf(dims, seed)?, dev)?),
+            Kind::Q8_0 => Model::Quantized(quantized(gguf(dims, GgmlDType::Q8_0, seed)?, dev)?),
         })
     }
 
@@ -463,6 +502,25 @@ mod tests {
     }
 
     #[test]
+    fn q8_0_weights_are_finite_small_and_zero_on_average() {
+        let mut bytes = vec![0u8; 4096 * Q8_0_BLOCK_BYTES];
+        q8_0_blocks(&mut bytes, 3);
+        let t = ggml_file::qtensor_from_ggml(GgmlDType::Q8_0, &bytes, vec![1024, 128], &Device::Cpu)
+            .unwrap();
+        let w = t.dequantize(&Device::Cpu).unwrap().flatten_all().unwrap();
+        let w = w.to_vec1::<f32>().unwrap();
+        assert!(w.iter().all(|v| v.is_finite() && v.abs() < 0.05), "{w:?}");
+        let mean_abs = w.iter().map(|v| v.abs()).sum::<f32>() / w.len() as f32;
+        assert!((0.005..0.05).contains(&mean_abs), "{mean_abs}");
+        let mean = w.iter().sum::<f32>() / w.len() as f32;
+        assert!(mean.abs() < 0.02 * mean_abs, "mean {mean}, mean |w| {mean_abs}");
+        let file = gguf(&TINY, GgmlDType::Q8_0, 2).unwrap();
+        let content = gguf_file::Content::read(&mut Cursor::new(file)).unwrap();
+        assert_eq!(content.tensor_infos["blk.0.attn_q.weight"].ggml_dtype, GgmlDType::Q8_0);
+        assert!(gguf(&TINY, GgmlDType::Q6K, 2).is_err());
+    }
+
+    #[test]
     fn the_quantized_model_loads_and_runs_on_the_cpu() {
         let mut model =
             Model::Quantized(quantized(q4k_gguf(&TINY, 1).unwrap(), &Device::Cpu).unwrap());
@@ -511,7 +569,7 @@ mod tests {
 
     #[test]
     fn kinds_parse_their_names() {
-        for k in [Kind::Bf16, Kind::F16, Kind::Q4k] {
+        for k in [Kind::Bf16, Kind::F16, Kind::Q4k, Kind::Q8_0] {
             assert_eq!(Kind::parse(k.name()).unwrap(), k);
         }
         assert!(Kind::parse("q8").is_err());
