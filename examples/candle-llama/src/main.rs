@@ -5,7 +5,7 @@
 //! `tuned` feature), so that the two binaries differ only in candle's launches.
 //!
 //! ```text
-//! candle-llama --model bf16|f16|q4k|q8_0 [--layers N] [--prompt 512] [--decode 64] [--runs 5]
+//! candle-llama --model bf16|f16|q4k|q8_0|bert [--layers N] [--prompt 512] [--decode 64] [--runs 5]
 //!              [--device 0] [--seed 1] [--json FILE]
 //! ```
 
@@ -48,7 +48,7 @@ struct Args {
     json: Option<String>,
 }
 
-const USAGE: &str = "usage: candle-llama --model bf16|f16|q4k|q8_0 [--layers N (32)] \
+const USAGE: &str = "usage: candle-llama --model bf16|f16|q4k|q8_0|bert [--layers N (32)] \
 [--prompt TOKENS (512)] [--decode TOKENS (64)] [--runs N (5)] [--device N (0)] [--seed N (1)] \
 [--json FILE]";
 
@@ -145,8 +145,13 @@ fn main() -> Result<()> {
     };
     let (dev, gpu_name) = gpu(args.device)?;
     println!(
-        "candle-llama ({}): Llama-3-8B dimensions, {} layers, {} weights, on {gpu_name}",
+        "candle-llama ({}): {} dimensions, {} layers, {} weights, on {gpu_name}",
         build(),
+        if args.kind == Kind::Bert {
+            "BERT-base (at most 12 layers)"
+        } else {
+            "Llama-3-8B"
+        },
         dims.layers,
         args.kind.name()
     );
@@ -159,7 +164,7 @@ fn main() -> Result<()> {
     let work = Work {
         prompt: args.prompt,
         decode: args.decode,
-        vocab: dims.vocab,
+        vocab: args.kind.vocab(&dims),
     };
     let mut runs = Vec::new();
     let mut warmup = None;

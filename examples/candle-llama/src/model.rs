@@ -1,7 +1,8 @@
 //! The models: candle-transformers' Llama at Llama-3-8B's dimensions with synthetic weights
 //! made on the spot (nothing is downloaded), in bf16 or f16 through `llama::Llama::load`, or
 //! quantized to Q4_K through `quantized_llama::ModelWeights::from_gguf` from a GGUF file
-//! written in memory.
+//! written in memory; and, for the layer norm candle's Llama does not launch, BERT-base
+//! (`bert::BertModel`, f16) with synthetic weights alike.
 
 use std::io::Cursor;
 
@@ -10,6 +11,7 @@ use candle_core::quantized::{ggml_file, gguf_file, GgmlDType, QTensor};
 use candle_core::{DType, Device, Shape, Tensor};
 use candle_nn::var_builder::SimpleBackend;
 use candle_nn::{Init, VarBuilder};
+use candle_transformers::models::bert::{self, BertModel};
 use candle_transformers::models::llama::{Cache, Config, Llama};
 use candle_transformers::models::quantized_llama::ModelWeights;
 
@@ -24,17 +26,20 @@ pub enum Kind {
     Q4k,
     /// Q8_0 weights (norms f32), f32 activations.
     Q8_0,
+    /// BERT-base, f16: an encoder, whose layer norms are 768 wide (Llama has none).
+    Bert,
 }
 
 impl Kind {
-    /// Parses `bf16`, `f16`, `q4k` or `q8_0`.
+    /// Parses `bf16`, `f16`, `q4k`, `q8_0` or `bert`.
     pub fn parse(s: &str) -> Result<Kind> {
         match s {
             "bf16" => Ok(Kind::Bf16),
             "f16" => Ok(Kind::F16),
             "q4k" => Ok(Kind::Q4k),
             "q8_0" => Ok(Kind::Q8_0),
-            _ => anyhow::bail!("unknown model {s:?}: bf16, f16, q4k or q8_0"),
+            "bert" => Ok(Kind::Bert),
+            _ => anyhow::bail!("unknown model {s:?}: bf16, f16, q4k, q8_0 or bert"),
         }
     }
 
@@ -45,6 +50,15 @@ impl Kind {
             Kind::F16 => "f16",
             Kind::Q4k => "q4k",
             Kind::Q8_0 => "q8_0",
+            Kind::Bert => "bert",
+        }
+    }
+
+    /// The vocabulary the model's token ids come from (`dims`' for a Llama).
+    pub fn vocab(self, dims: &Dims) -> usize {
+        match self {
+            Kind::Bert => bert::Config::default().vocab_size,
+            _ => dims.vocab,
         }
     }
 }
@@ -141,7 +155,8 @@ impl Dims {
 
 /// Whether a tensor of this name is a norm's weight vector (made 1, as a fresh model's are).
 fn is_norm(name: &str) -> bool {
-    name.ends_with("norm.weight")
+    // Llama's `*_norm.weight`, BERT's `LayerNorm.weight`.
+    name.to_ascii_lowercase().ends_with("norm.weight")
 }
 
 /// The standard deviation of the synthetic weights: small, so that the activations stay in
@@ -356,6 +371,19 @@ pub enum Model {
     },
     /// The quantized model (it holds its key-value cache itself).
     Quantized(ModelWeights),
+    /// An encoder: each forward pass encodes its tokens alone (no cache).
+    Bert(BertModel),
+}
+
+/// BERT-base (candle-transformers' default configuration) with at most `layers` of its 12
+/// layers, synthetic weights of `dtype` on `dev`.
+pub fn bert(layers: usize, dtype: DType, dev: &Device) -> Result<BertModel> {
+    let config = bert::Config {
+        num_hidden_layers: layers.min(bert::Config::default().num_hidden_layers),
+        ..bert::Config::default()
+    };
+    let vb = VarBuilder::from_backend(Box::new(Synthetic), dtype, dev.clone());
+    BertModel::load(vb, &config).context("building the synthetic BERT")
 }
 
 impl Model {
@@ -378,6 +406,7 @@ impl Model {
             }
             Kind::Q4k => Model::Quantized(quantized(q4k_gguf(dims, seed)?, dev)?),
             Kind::Q8_0 => Model::Quantized(quantized(gguf(dims, GgmlDType::Q8_0, seed)?, dev)?),
+            Kind::Bert => Model::Bert(bert(dims.layers, DType::F16, dev)?),
         })
     }
 
@@ -391,6 +420,7 @@ impl Model {
                 ..
             } => *cache = Some(Cache::new(true, *dtype, config, dev)?),
             Model::Quantized(m) => m.clear_kv_cache(),
+            Model::Bert(_) => {}
         }
         Ok(())
     }
@@ -406,6 +436,12 @@ impl Model {
             } => llama.forward(tokens, pos, cache)?,
             Model::Full { cache: None, .. } => anyhow::bail!("forward before reset"),
             Model::Quantized(m) => m.forward(tokens, pos)?,
+            // The last token's hidden state stands for the logits (1 × 768).
+            Model::Bert(m) => {
+                let hidden = m.forward(tokens, &tokens.zeros_like()?, None)?;
+                let n = hidden.dim(1)?;
+                hidden.narrow(1, n - 1, 1)?.squeeze(1)?
+            }
         })
     }
 }
@@ -505,18 +541,25 @@ mod tests {
     fn q8_0_weights_are_finite_small_and_zero_on_average() {
         let mut bytes = vec![0u8; 4096 * Q8_0_BLOCK_BYTES];
         q8_0_blocks(&mut bytes, 3);
-        let t = ggml_file::qtensor_from_ggml(GgmlDType::Q8_0, &bytes, vec![1024, 128], &Device::Cpu)
-            .unwrap();
+        let t =
+            ggml_file::qtensor_from_ggml(GgmlDType::Q8_0, &bytes, vec![1024, 128], &Device::Cpu)
+                .unwrap();
         let w = t.dequantize(&Device::Cpu).unwrap().flatten_all().unwrap();
         let w = w.to_vec1::<f32>().unwrap();
         assert!(w.iter().all(|v| v.is_finite() && v.abs() < 0.05), "{w:?}");
         let mean_abs = w.iter().map(|v| v.abs()).sum::<f32>() / w.len() as f32;
         assert!((0.005..0.05).contains(&mean_abs), "{mean_abs}");
         let mean = w.iter().sum::<f32>() / w.len() as f32;
-        assert!(mean.abs() < 0.02 * mean_abs, "mean {mean}, mean |w| {mean_abs}");
+        assert!(
+            mean.abs() < 0.02 * mean_abs,
+            "mean {mean}, mean |w| {mean_abs}"
+        );
         let file = gguf(&TINY, GgmlDType::Q8_0, 2).unwrap();
         let content = gguf_file::Content::read(&mut Cursor::new(file)).unwrap();
-        assert_eq!(content.tensor_infos["blk.0.attn_q.weight"].ggml_dtype, GgmlDType::Q8_0);
+        assert_eq!(
+            content.tensor_infos["blk.0.attn_q.weight"].ggml_dtype,
+            GgmlDType::Q8_0
+        );
         assert!(gguf(&TINY, GgmlDType::Q6K, 2).is_err());
     }
 
@@ -556,6 +599,27 @@ mod tests {
     }
 
     #[test]
+    fn bert_loads_and_encodes_on_the_cpu() {
+        let dev = Device::Cpu;
+        let mut model = Model::Bert(bert(1, DType::F32, &dev).unwrap());
+        model.reset(&dev).unwrap();
+        let vocab = Kind::Bert.vocab(&TINY);
+        assert_eq!(vocab, 30522);
+        let prompt: Vec<u32> = (0..5).map(|i| token(i, vocab)).collect();
+        let prompt = Tensor::new(prompt.as_slice(), &dev)
+            .unwrap()
+            .unsqueeze(0)
+            .unwrap();
+        let out = model.forward(&prompt, 0).unwrap();
+        assert_eq!(out.dims(), &[1, 768]);
+        let v = out.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        assert!(v.iter().all(|x| x.is_finite()));
+        // Its layer norms' weights are ones, as Llama's norms are.
+        assert!(is_norm("bert.encoder.layer.0.output.LayerNorm.weight"));
+        assert!(!is_norm("bert.encoder.layer.0.output.LayerNorm.bias"));
+    }
+
+    #[test]
     fn llama3_8b_has_its_published_shapes() {
         let d = Dims::LLAMA3_8B;
         assert_eq!(d.head_dim(), 128);
@@ -569,7 +633,7 @@ mod tests {
 
     #[test]
     fn kinds_parse_their_names() {
-        for k in [Kind::Bf16, Kind::F16, Kind::Q4k, Kind::Q8_0] {
+        for k in [Kind::Bf16, Kind::F16, Kind::Q4k, Kind::Q8_0, Kind::Bert] {
             assert_eq!(Kind::parse(k.name()).unwrap(), k);
         }
         assert!(Kind::parse("q8").is_err());
