@@ -9,6 +9,8 @@ mod annealing;
 mod forest;
 mod genetic;
 mod knn;
+#[cfg(test)]
+mod rounds;
 mod settings;
 pub mod space;
 mod surrogate;

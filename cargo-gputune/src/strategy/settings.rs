@@ -62,6 +62,14 @@ pub struct Settings {
     /// `surrogate`, the hedge: once stalled, the walk goes on from the best points at least
     /// this many parameters from the best (another basin; 0: never).
     pub basin: usize,
+    /// `surrogate`, the hedge: once stalled, the share of model rounds confined to a niche,
+    /// the points whose value of one parameter (drawn per round) differs from the best's, with
+    /// expected improvement over the niche's own best (0: never): a second cluster that every
+    /// model round overlooks next to the first one's scores is searched on its own terms.
+    pub niche: f64,
+    /// `surrogate`, the hedge: the niche rounds a niche keeps before another is drawn, about
+    /// what a walk needs to climb from a niche's best to its top.
+    pub niche_rounds: usize,
     /// `genetic`: individuals that breed.
     pub population: usize,
     /// `annealing`: the starting temperature, relative to the current score.
@@ -86,6 +94,8 @@ impl Default for Settings {
             proof: 0.55,
             stall: 30,
             basin: 3,
+            niche: 0.0,
+            niche_rounds: 8,
             population: 16,
             t0: 0.2,
             alpha: 0.95,
@@ -94,7 +104,7 @@ impl Default for Settings {
 }
 
 /// The settings' names, in the order [`Settings::text`] writes them.
-const KEYS: [&str; 16] = [
+const KEYS: [&str; 18] = [
     "initial",
     "local_share",
     "region_share",
@@ -108,6 +118,8 @@ const KEYS: [&str; 16] = [
     "proof",
     "stall",
     "basin",
+    "niche",
+    "niche_rounds",
     "population",
     "t0",
     "alpha",
@@ -167,6 +179,8 @@ impl Settings {
             "proof" => self.proof = share()?,
             "stall" => self.stall = count(0)?,
             "basin" => self.basin = count(0)?,
+            "niche" => self.niche = share()?,
+            "niche_rounds" => self.niche_rounds = count(1)?,
             "population" => self.population = count(2)?,
             "t0" => self.t0 = positive()?,
             "alpha" => self.alpha = share()?,
@@ -191,6 +205,8 @@ impl Settings {
             self.proof.to_string(),
             self.stall.to_string(),
             self.basin.to_string(),
+            self.niche.to_string(),
+            self.niche_rounds.to_string(),
             self.population.to_string(),
             self.t0.to_string(),
             self.alpha.to_string(),

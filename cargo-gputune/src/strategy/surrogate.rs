@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use rand::seq::SliceRandom;
+use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
@@ -25,11 +25,11 @@ use super::Strategy;
 
 /// Candidates scored per pick at most (a seeded random subset of a larger space): every
 /// point of the community's largest spaces (17,956) is considered.
-const CANDIDATES: usize = 24_576;
+pub(super) const CANDIDATES: usize = 24_576;
 /// Picks of a batch after each of which the model is refitted with the pick's prediction
 /// taken as observed ("kriging believer"), so that one batch spreads instead of crowding one
 /// optimum; the rest of a large batch follows the last ranking, to keep the cost bounded.
-const BELIEVED: usize = 4;
+pub(super) const BELIEVED: usize = 4;
 /// A floor under the model's uncertainty, in log units: trees that agree exactly on a point
 /// they never saw are not certain of it.
 const SD_FLOOR: f64 = 1e-3;
@@ -53,6 +53,11 @@ pub struct Surrogate {
     chance: Vec<usize>,
     /// The best score seen, and how many points were evaluated when it was first seen.
     best: (f64, usize),
+    /// The niches of the stalled rounds.
+    niches: Niches,
+    /// The model's predictions in the last round: what a round's cost grows with, which
+    /// [`CANDIDATES`] and [`BELIEVED`] bound whatever the space's size.
+    pub(super) predictions: usize,
 }
 
 impl Surrogate {
@@ -71,6 +76,8 @@ impl Surrogate {
             guided: Vec::new(),
             chance: Vec::new(),
             best: (f64::NEG_INFINITY, 0),
+            niches: Niches::default(),
+            predictions: 0,
         }
     }
 }
@@ -119,6 +126,57 @@ fn walk_neighbourhood(
         })
         .find(|n| !n.is_empty())
         .unwrap_or_default()
+}
+
+/// The niches of a stalled run: the points with a value of one parameter that the best
+/// point does not have. The parameters are drawn without replacement until each has had a
+/// niche (a cycle), so that a few stalls visit every parameter's alternatives instead of
+/// drawing the same one again.
+#[derive(Debug, Default)]
+struct Niches {
+    /// The current niche (a parameter, its value) and the model rounds it has left.
+    current: Option<(usize, usize, usize)>,
+    /// The parameters that had a niche in this cycle.
+    tried: Vec<bool>,
+}
+
+impl Niches {
+    /// The niche of a round, given the best point `b`: the current one while it has rounds
+    /// left and `b` is not in it (so that its walk can climb), else a new one for `rounds`
+    /// model rounds; a model round (`spend`) uses one of them up.
+    fn get(
+        &mut self,
+        ix: &Indexed,
+        b: usize,
+        rounds: usize,
+        rng: &mut ChaCha8Rng,
+        spend: bool,
+    ) -> Option<(usize, usize)> {
+        let own = ix.coords[b].as_ref()?;
+        let keep = self.current.filter(|&(p, v, left)| left > 0 && own[p] != v);
+        let (p, v, left) = match keep {
+            Some(n) => n,
+            None => {
+                self.tried.resize(ix.sizes.len(), false);
+                let varied = |tried: &[bool]| -> Vec<usize> {
+                    (0..ix.sizes.len())
+                        .filter(|&p| ix.sizes[p] > 1 && !tried[p])
+                        .collect()
+                };
+                let mut left = varied(&self.tried);
+                if left.is_empty() {
+                    self.tried.iter_mut().for_each(|t| *t = false);
+                    left = varied(&self.tried);
+                }
+                let &p = left.choose(rng)?;
+                self.tried[p] = true;
+                let others: Vec<usize> = (0..ix.sizes[p]).filter(|&v| v != own[p]).collect();
+                (p, *others.choose(rng)?, rounds)
+            }
+        };
+        self.current = Some((p, v, if spend { left - 1 } else { left }));
+        Some((p, v))
+    }
 }
 
 /// The share of pairs (one point of `guided`, one of `chance`, both evaluated) in which the
@@ -197,6 +255,7 @@ impl Strategy for Surrogate {
         // start and fill draw the same points whatever the model did.
         let mut tree_rng = round_rng(self.seed, self.rounds);
         self.rounds += 1;
+        self.predictions = 0;
         let settings = self.settings;
         let (_, _, evaluated) = self.walk.view(space, scored);
         let (share, stalled) = self.chance_share(&evaluated);
@@ -260,8 +319,33 @@ impl Strategy for Surrogate {
             // A run that has stalled walks on from another basin: the best points at least
             // `basin` parameters from the best (the hedge's second chance at a needle that
             // the best point's basin does not reach).
+            //
+            // A stalled run's niche rounds leave the best point's cluster by one parameter's
+            // value and rank that side of the space against its own best: next to the cluster's
+            // scores every point outside it has a small expected improvement, so a needle whose
+            // basin shares none of the cluster's values is otherwise reached only by chance.
+            let niche = match incumbents.first() {
+                Some(&(b, _))
+                    if stalled && settings.niche > 0.0 && tree_rng.random_bool(settings.niche) =>
+                {
+                    self.niches
+                        .get(ix, b, settings.niche_rounds, &mut tree_rng, true)
+                }
+                _ => None,
+            };
+            let in_niche = |i: usize| match niche {
+                Some((p, v)) => ix.coords[i].as_ref().is_some_and(|c| c[p] == v),
+                None => true,
+            };
+            let mut best = best;
+            if niche.is_some() {
+                incumbents.retain(|p| in_niche(p.0));
+                if let Some(&(_, s)) = incumbents.first() {
+                    best = s.max(f64::MIN_POSITIVE).ln();
+                }
+            }
             let mut local = HashSet::new();
-            if stalled && settings.basin > 0 {
+            if stalled && settings.basin > 0 && niche.is_none() {
                 if let Some(&(b, _)) = incumbents.first() {
                     let near = ix.within(b, settings.basin - 1, incumbents.iter().map(|p| p.0));
                     let others: Vec<(usize, f64)> = incumbents
@@ -274,6 +358,7 @@ impl Strategy for Surrogate {
             }
             if local.is_empty() {
                 local = walk_neighbourhood(ix, &evaluated, &incumbents);
+                local.retain(|&i| in_niche(i));
             }
             let go_local = !local.is_empty() && tree_rng.random_bool(settings.local_share);
             let model = if tree_rng.random_bool(settings.knn_share) {
@@ -283,7 +368,11 @@ impl Strategy for Surrogate {
             };
             // A global round searches the whole space or, in some rounds, the trust region.
             let region: HashSet<usize> = match incumbents.first() {
-                Some(&(b, _)) if !go_local && tree_rng.random_bool(settings.region_share) => {
+                Some(&(b, _))
+                    if niche.is_none()
+                        && !go_local
+                        && tree_rng.random_bool(settings.region_share) =>
+                {
                     ix.within(b, settings.region, candidates.iter().map(|(i, _)| *i))
                 }
                 _ => HashSet::new(),
@@ -301,6 +390,7 @@ impl Strategy for Surrogate {
                         .filter(|(i, _)| !batch.points.contains(i))
                         .filter(|(i, _)| !go_local || local.contains(i))
                         .filter(|(i, _)| !go_region || region.contains(i))
+                        .filter(|(i, _)| in_niche(*i))
                         .map(|(i, u)| {
                             let (m, sd) = match model {
                                 Model::Forest => forest.predict(u),
@@ -310,6 +400,7 @@ impl Strategy for Surrogate {
                             (*i, ei, m)
                         })
                         .collect();
+                    self.predictions += ranked.len();
                     // Best last, for `pop`; the sort is stable, so ties keep the seeded order.
                     ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
                 }
@@ -324,6 +415,32 @@ impl Strategy for Surrogate {
             }
         }
         let picked = batch.points.len();
+        // A stalled run's random rounds draw from the niche, so that its walk has starts.
+        if at_random && stalled && settings.niche > 0.0 {
+            let best = evaluated
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| Some((i, (*s)??)))
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+            if let Some((b, _)) = best {
+                let niche = self
+                    .niches
+                    .get(ix, b, settings.niche_rounds, &mut tree_rng, false);
+                if let Some((p, v)) = niche {
+                    let mut left: Vec<usize> = (0..ix.labels.len())
+                        .filter(|&i| evaluated[i].is_none())
+                        .filter(|&i| ix.coords[i].as_ref().is_some_and(|c| c[p] == v))
+                        .collect();
+                    left.shuffle(&mut tree_rng);
+                    for i in left {
+                        if batch.full() {
+                            break;
+                        }
+                        batch.push(i);
+                    }
+                }
+            }
+        }
         batch.fill_random(rng);
         self.guided.extend(&batch.points[..picked]);
         self.chance.extend(&batch.points[picked..]);
@@ -439,6 +556,33 @@ mod tests {
             *e = Some(Some(3.0));
         }
         assert_eq!(s.chance_share(&evaluated), (0.0, false));
+    }
+
+    #[test]
+    fn a_niche_leaves_the_best_points_values_and_cycles_through_the_parameters() {
+        let (_, ix) = cube();
+        let b = ix.index("a_1.b_2.c_0").expect("in the space");
+        let own = ix.coords[b].clone().expect("parsed");
+        let mut niches = Niches::default();
+        let mut rng = round_rng(1, 0);
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            // Two model rounds in one niche, a random round not spending it.
+            let first = niches.get(&ix, b, 2, &mut rng, true).expect("a niche");
+            assert_eq!(niches.get(&ix, b, 2, &mut rng, false), Some(first));
+            assert_eq!(niches.get(&ix, b, 2, &mut rng, true), Some(first));
+            assert_ne!(own[first.0], first.1, "the best point is not in its niche");
+            seen.push(first.0);
+        }
+        seen.sort();
+        assert_eq!(seen, [0, 1, 2], "each parameter once a cycle");
+        // A niche the best point has moved into is left at once.
+        let (p, v) = niches.get(&ix, b, 5, &mut rng, true).expect("a niche");
+        let mut moved = own.clone();
+        moved[p] = v;
+        let inside = ix.at(&moved).expect("in the cube");
+        let next = niches.get(&ix, inside, 5, &mut rng, true).expect("a niche");
+        assert_ne!(next, (p, v));
     }
 
     #[test]
