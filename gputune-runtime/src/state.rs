@@ -339,6 +339,7 @@ impl<'r> State<'r> {
                     crate::launched::excluding(|| {
                         outputs
                             .poison()
+                            .and_then(|()| Ok(self.backend.poison_shared_memory()?))
                             .and_then(|()| run(outputs))
                             .and_then(|()| outputs.snapshot())
                     })
@@ -352,6 +353,7 @@ impl<'r> State<'r> {
             _ => None,
         };
         outputs.poison()?;
+        self.backend.poison_shared_memory()?;
         run(outputs)?;
         let comparison = match (&reference, tolerance) {
             (Some(r), Some(t)) => Some(outputs.compare(r, t)?),
@@ -405,6 +407,7 @@ impl<'r> State<'r> {
         mut run: impl FnMut(&mut T) -> BenchResult,
     ) -> BenchResult {
         outputs.poison()?;
+        self.backend.poison_shared_memory()?;
         run(outputs)?;
         let comparison = outputs.compare(expected, tolerance)?;
         self.record(Verification {
@@ -425,6 +428,7 @@ impl<'r> State<'r> {
         check: impl FnOnce(&T) -> std::result::Result<(), String>,
     ) -> BenchResult {
         outputs.poison()?;
+        self.backend.poison_shared_memory()?;
         run(outputs)?;
         let message = check(outputs).err();
         self.record(Verification {
@@ -551,5 +555,76 @@ fn say_once_energy_is_unavailable(why: &str) {
     static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
         eprintln!("note: energy is not measured: {why}");
+    }
+}
+
+#[cfg(test)]
+mod shared_poison_tests {
+    use super::*;
+    use crate::backend::{ColdSample, Launches};
+    use crate::device::{BackendKind, DeviceInfo};
+    use crate::error::Result;
+
+    /// A device whose "shared memory" is one flag: a kernel that reads shared memory it
+    /// never wrote sees NaN after a poison, and zeros otherwise.
+    struct Leftover {
+        info: DeviceInfo,
+        poisoned: std::rc::Rc<std::cell::Cell<bool>>,
+    }
+
+    impl Backend for Leftover {
+        fn device(&self) -> &DeviceInfo {
+            &self.info
+        }
+        fn cold_sample(&mut self, _: &mut Launches<'_>) -> Result<ColdSample> {
+            unreachable!("verification only")
+        }
+        fn hot_batch(&mut self, _: &mut Launches<'_>, _: u64) -> Result<f64> {
+            unreachable!("verification only")
+        }
+        fn poison_shared_memory(&mut self) -> Result<()> {
+            self.poisoned.set(true);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_kernel_that_reads_unwritten_shared_memory_fails_verification() {
+        let poisoned = std::rc::Rc::new(std::cell::Cell::new(false));
+        let mut backend = Leftover {
+            info: DeviceInfo {
+                id: 0,
+                backend: BackendKind::Cpu,
+                name: "leftover".into(),
+                sm_version: None,
+                sm_count: None,
+                sm_default_clock_rate: None,
+                memory_clock_rate: None,
+                memory_bus_width: None,
+                global_memory_size: None,
+                cache_size: None,
+                max_threads_per_block: None,
+                shared_memory_per_block: None,
+                ecc_enabled: None,
+            },
+            poisoned: poisoned.clone(),
+        };
+        let config = ExecConfig::default();
+        let mut state = State::new(Vec::new(), &mut backend, &config, None, "b");
+        let expected = vec![1.0f32; 4];
+        let mut out = vec![0.0f32; 4];
+        // The sum it writes adds a partial sum from shared memory that no warp wrote: right
+        // only where that memory held zeros.
+        let leftover = poisoned.clone();
+        let verdict =
+            state.verify_against(&mut out, &expected, crate::verify::Tolerance::EXACT, |o| {
+                let garbage = if leftover.get() { f32::NAN } else { 0.0 };
+                o.fill(1.0 + garbage);
+                Ok(())
+            });
+        assert!(poisoned.get(), "shared memory is poisoned before the run");
+        assert!(verdict.is_err(), "the variant fails verification");
+        let v = state.outcome.verification.as_ref().expect("recorded");
+        assert!(!v.passed);
     }
 }

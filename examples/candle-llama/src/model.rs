@@ -2,7 +2,7 @@
 //! made on the spot (nothing is downloaded), in bf16 or f16 through `llama::Llama::load`, or
 //! quantized to Q4_K through `quantized_llama::ModelWeights::from_gguf` from a GGUF file
 //! written in memory; and, for the layer norm candle's Llama does not launch, BERT-base
-//! (`bert::BertModel`, bf16) with synthetic weights alike.
+//! (`bert::BertModel`, f32) with synthetic weights alike.
 
 use std::io::Cursor;
 
@@ -26,8 +26,8 @@ pub enum Kind {
     Q4k,
     /// Q8_0 weights (norms f32), f32 activations.
     Q8_0,
-    /// BERT-base, bf16: an encoder, whose layer norms are 768 wide (Llama has none). Not f16:
-    /// its attention mask multiplies 0 by `f32::MIN`, which f16 makes infinite (NaN outputs).
+    /// BERT-base, f32: an encoder, whose layer norms are 768 wide (Llama has none). Not f16 or
+    /// bf16: its attention mask multiplies 0 by `f32::MIN`, which both make infinite (NaN).
     Bert,
 }
 
@@ -407,7 +407,7 @@ impl Model {
             }
             Kind::Q4k => Model::Quantized(quantized(q4k_gguf(dims, seed)?, dev)?),
             Kind::Q8_0 => Model::Quantized(quantized(gguf(dims, GgmlDType::Q8_0, seed)?, dev)?),
-            Kind::Bert => Model::Bert(bert(dims.layers, DType::BF16, dev)?),
+            Kind::Bert => Model::Bert(bert(dims.layers, DType::F32, dev)?),
         })
     }
 

@@ -64,6 +64,14 @@ pub trait Backend {
         ))
     }
 
+    /// Fills the device's shared memory with NaN ahead of the next launches on its stream,
+    /// before a verifying run, so that a kernel reading shared memory it never wrote fails
+    /// verification rather than passing where the memory happened to hold zeros. Nothing on
+    /// a CPU.
+    fn poison_shared_memory(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     /// The CUDA handles of this backend, if it is the CUDA backend.
     #[cfg(feature = "cuda")]
     fn cuda(&self) -> Option<&cuda::CudaHandles> {

@@ -36,6 +36,7 @@ mod precompile;
 mod program;
 mod provenance;
 mod quiet;
+mod shared_poison;
 mod timing;
 
 // What the error module classifies every CUDA error by; re-exported where it always was.

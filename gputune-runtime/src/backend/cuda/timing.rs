@@ -17,6 +17,7 @@ use super::errors::{describe, device_error};
 use super::handles::CudaHandles;
 use super::mapped::{MappedWords, Shared};
 use super::quiet::quietly;
+use super::shared_poison::SharedPoison;
 use crate::backend::{Backend, ColdSample, Launches};
 use crate::device::DeviceInfo;
 use crate::error::{Error, Result};
@@ -180,6 +181,8 @@ pub struct CudaBackend {
     /// Written in full before every cold sample to evict the user's data from L2; `None`
     /// when the L2 size is unknown.
     flush: Option<FlushBuffer>,
+    /// Fills shared memory with NaN before a verifying run.
+    shared_poison: SharedPoison,
     /// Whether the next cold sample's flush is already on the stream (enqueued at the end of
     /// the sample before).
     flushed_ahead: bool,
@@ -303,7 +306,9 @@ impl CudaBackend {
         let mapped = MappedWords::new(&context).map_err(device_error(
             "allocating host-mapped memory for the spin kernel",
         ))?;
+        let shared_poison = SharedPoison::load(&context, info.sm_count)?;
         Ok(CudaBackend {
+            shared_poison,
             timestamp_blocks: info.sm_count.unwrap_or(1).max(1),
             info,
             handles: CudaHandles { context, stream },
@@ -570,6 +575,10 @@ impl Backend for CudaBackend {
 
     fn cuda(&self) -> Option<&CudaHandles> {
         Some(&self.handles)
+    }
+
+    fn poison_shared_memory(&mut self) -> Result<()> {
+        self.shared_poison.launch(&self.handles.stream)
     }
 }
 
