@@ -7,7 +7,7 @@
 # (each process loads its own and frees it when it exits). Writes $OUT/llama/: one JSON and
 # one log per process, summary.txt (median and range over every run of a binary), gpu.txt,
 # libs.txt (the libraries the binaries load) and gputune.toml (the winners the tuned one holds).
-#   OUT=DIR [RUNS=5] [ROUNDS=2] [DECODE=64] [MODELS="bf16 f16 q4k q8_0"] [LAYERS=32] [CAPTURE=1] \
+#   OUT=DIR [RUNS=5] [ROUNDS=2] [DECODE=64] [MODELS="bf16 f16 q4k q8_0 bert"] [LAYERS=32] [CAPTURE=1] \
 #     bash .gpu/gpu-candle-llama.sh
 # Built by `bash scripts/gpu/build-gpu.sh candle-llama`.
 set -uo pipefail
@@ -107,7 +107,7 @@ def show(v):
 gpus = sorted({r["gpu"] for r in rows.values()})
 print(f"GPU: {', '.join(gpus)}; tokens/s, median (min–max) over every run of a binary")
 print(f"{'model':6} {'candle':9} {'runs':>4}  {'prefill (512 tokens)':>26}  {'decode':>22}")
-for model in ["bf16", "f16", "q4k", "q8_0"]:
+for model in ["bf16", "f16", "q4k", "q8_0", "bert"]:
     for build in ["released", "tuned"]:
         r = rows.get((model, build))
         if r:
