@@ -51,6 +51,31 @@ fn report(bin: &Path, db: &Path) -> Vec<(String, Option<f64>, String)> {
     variants
 }
 
+/// Per variant, the samples and control samples of its first workload, from `report`.
+fn samples(bin: &Path, db: &Path) -> std::collections::BTreeMap<String, (u64, u64)> {
+    let out = Command::new(bin)
+        .args(["gputune", "report", "--format", "json", "--db"])
+        .arg(db)
+        .current_dir(db.parent().expect("a directory"))
+        .output()
+        .expect("report runs");
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let variants = doc["groups"][0]["variants"].as_array().expect("variants");
+    variants
+        .iter()
+        .map(|v| {
+            let w = &v["workloads"][0];
+            let n = w["samples"].as_u64().unwrap_or_default();
+            let control = w["control"]["samples"].as_u64().unwrap_or_default();
+            (
+                v["variant"].as_str().unwrap_or_default().to_string(),
+                (n, control),
+            )
+        })
+        .collect()
+}
+
 fn names(r: &[(String, Option<f64>, String)]) -> Vec<&str> {
     r.iter().map(|v| v.0.as_str()).collect()
 }
@@ -94,6 +119,17 @@ fn two_devices_run_one_search_into_one_store_and_a_new_store_measures_afresh() {
         assert!(score.is_some_and(|s| s > 0.0), "{variant}: {merged:?}");
         assert_eq!(status, "ok", "{variant}: {merged:?}");
     }
+    // Finalists of a binary (two at most here, each binary holds two): too few to spread, so
+    // both GPUs share their finals, each measuring base and them to its share of the criterion (here
+    // --min-samples, 10 each), pooled into one row per finalist against both GPUs' base.
+    let all = text(&run);
+    assert!(
+        all.contains("final: ") && all.contains("(GPUs 0, 1)"),
+        "{all}"
+    );
+    let finals = samples(&bin, &bundle.join("gputune.db"));
+    assert_eq!(finals["base"], (20, 0), "10 on each GPU: {finals:?}\n{all}");
+    assert_eq!(finals["work_1"], (20, 20), "{finals:?}\n{all}");
     // Nothing beside the store or in the bundle but the store: no shards' stores.
     let strays: Vec<String> = std::fs::read_dir(&bundle)
         .expect("the bundle")

@@ -158,11 +158,12 @@ fn bench(
 ) -> Result<Vec<LaneSummary>> {
     let dir = args.dir.as_path();
     let base_bin = dir.join(&b.base);
-    // Every GPU's probe goes on beside the first bench processes; the search's device is the
-    // first one found, in the order given.
+    // Every GPU's probe waits until its lane's first bench process has opened the device,
+    // so that each open costs what one alone costs; the search's device is the first one
+    // found, in the order given.
     let probes: Vec<ProbedDevice> = devices
         .iter()
-        .map(|&d| ProbedDevice::probe(base_bin.clone(), b.bench.clone(), d))
+        .map(|&d| ProbedDevice::deferred(base_bin.clone(), b.bench.clone(), d))
         .collect();
     let opened = open(dir, b, args.no_race, store)?;
     let plan = |device: ProbedDevice, ordinal: u32, work_dir: PathBuf| -> Result<Plan<'_>> {

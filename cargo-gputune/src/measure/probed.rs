@@ -4,6 +4,11 @@
 //! on a search's critical path it delays the first bench process by that much. A
 //! [`ProbedDevice`] lets the probe run beside that process instead: it is asked for only when a
 //! row is written, or when the store must be read by device, and waits for the probe then.
+//!
+//! On several GPUs the probes wait longer ([`ProbedDevice::deferred`]): until the lane's own
+//! bench process has opened its device. Two bench processes and two probes opening the driver
+//! at once took 0.9 s each on two H200s, where one alone takes 0.53 s; the probe then runs
+//! while that process sets up and measures base, which the first row waits for anyway.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -38,6 +43,8 @@ enum Source {
     Probe(Probe),
     /// The first of these that is found ([`ProbedDevice::first_of`]).
     FirstOf(Vec<ProbedDevice>),
+    /// A probe not started yet ([`ProbedDevice::deferred`]): the binary, bench and ordinal.
+    Deferred(PathBuf, String, u32),
 }
 
 impl ProbedDevice {
@@ -57,6 +64,31 @@ impl ProbedDevice {
                 OnceLock::from(Err(format!("cannot start the device probe: {e}"))),
                 None,
             ),
+        }
+    }
+
+    /// Probes device `ordinal` of `bench` in `bin` once [`ProbedDevice::start`] is called (a
+    /// bench process of the plan has opened its device), or when it is first asked for.
+    pub(crate) fn deferred(bin: PathBuf, bench: String, ordinal: u32) -> ProbedDevice {
+        ProbedDevice::of(OnceLock::new(), Some(Source::Deferred(bin, bench, ordinal)))
+    }
+
+    /// Starts a deferred probe in the background; nothing for any other.
+    pub(crate) fn start(&self) {
+        if self.inner.found.get().is_some() {
+            return;
+        }
+        let mut source = self.inner.probe.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(Source::Deferred(bin, bench, ordinal)) = &*source else {
+            return;
+        };
+        let (bin, bench, ordinal) = (bin.clone(), bench.clone(), *ordinal);
+        let spawned = std::thread::Builder::new()
+            .name("gputune-device-probe".into())
+            .spawn(move || protocol::device(&bin, &bench, ordinal));
+        // A thread that cannot start leaves the probe to the first who asks for the device.
+        if let Ok(handle) = spawned {
+            *source = Some(Source::Probe(handle));
         }
     }
 
@@ -86,6 +118,9 @@ impl ProbedDevice {
                     Ok(Err(e)) => Err(format!("{e:#}")),
                     Err(_) => Err("the device probe panicked".into()),
                 },
+                Some(Source::Deferred(bin, bench, ordinal)) => {
+                    protocol::device(&bin, &bench, ordinal).map_err(|e| format!("{e:#}"))
+                }
                 Some(Source::FirstOf(devices)) => {
                     let mut errors = Vec::new();
                     for d in &devices {
@@ -134,5 +169,23 @@ mod tests {
         );
         let none = ProbedDevice::first_of(vec![missing]);
         assert!(none.get().is_err());
+    }
+
+    #[test]
+    fn a_deferred_probe_runs_once_whether_started_or_asked_for() {
+        let asked = ProbedDevice::deferred("/nonexistent/bench".into(), "b".into(), 1);
+        let first = asked.get().expect_err("no such binary").to_string();
+        assert!(first.contains("/nonexistent/bench"), "{first}");
+        asked.start();
+        assert_eq!(asked.get().expect_err("the same").to_string(), first);
+        let started = ProbedDevice::deferred("/nonexistent/bench".into(), "b".into(), 1);
+        started.start();
+        started.start();
+        let again = started.get().expect_err("no such binary").to_string();
+        assert_eq!(again, first, "started, it fails as asked for");
+        // A known device has nothing to start.
+        let known = ProbedDevice::known("NVIDIA H200|sm_90".into(), "sm_90".into());
+        known.start();
+        assert_eq!(known.get().expect("known").0, "NVIDIA H200|sm_90");
     }
 }

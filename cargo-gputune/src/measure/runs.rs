@@ -478,6 +478,9 @@ impl Plan<'_> {
                     }
                     protocol::Event::Process { timeline: t } => timeline = Some(t),
                     protocol::Event::Provenance { provenance } => {
+                        // The process has opened its device: a probe deferred until then
+                        // no longer opens the driver beside it.
+                        self.device.start();
                         crate::results::provenance::note_missing_nvml(out, &provenance);
                         *pass_provenance.borrow_mut() = Some(std::sync::Arc::from(provenance));
                     }

@@ -1,12 +1,15 @@
 //! The finals of a search on several GPUs: chosen from every lane's screening together, and
-//! spread over the lanes ([`super::queue::spread`]), base in full beside them on each.
+//! spread over the lanes ([`super::queue::spread`]), base in full beside them on each; or,
+//! where they are too few to spread, shared by every lane ([`super::shared`]).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
 use super::lane::Job;
 use super::queue;
+use super::shared;
 use super::{Kind, Spread};
 use crate::host::output::Output;
 use crate::measure::finals;
@@ -15,7 +18,9 @@ impl Spread<'_, '_> {
     /// Sends `labels` (finalists of `bin` on workload `ct`, best first) to the live lanes
     /// ([`queue::spread`]: the leader first on every lane that measures any, the others raced
     /// against it there, on as many lanes as makes the finals shortest), not to lane `avoid`
-    /// while another is alive.
+    /// while another is alive. Finals that would all go to one lane while others are alive
+    /// are shared by every live lane instead, each measuring them beside base to its share of
+    /// the criterion ([`shared`]).
     pub(super) fn spread_finals(
         &mut self,
         bin: PathBuf,
@@ -48,7 +53,7 @@ impl Spread<'_, '_> {
                 let control = l
                     .control
                     .as_ref()
-                    .is_some_and(|(b, c)| *b == bin && *c == ct);
+                    .is_some_and(|(b, c, share)| *b == bin && *c == ct && *share == 1);
                 Some(finals + if control { 0.0 } else { 1.0 })
             })
             .collect();
@@ -56,22 +61,57 @@ impl Spread<'_, '_> {
             return;
         };
         let limit = self.limit(ct);
+        let share = self.share();
+        let one_lane = to.iter().filter(|f| !f.is_empty()).count() == 1;
+        if avoid.is_none() && one_lane && share > 1 {
+            self.shared_cts.insert(ct, share);
+            let live: Vec<usize> = (0..self.lanes.len())
+                .filter(|&i| self.lanes[i].jobs.is_some())
+                .collect();
+            for &lane in &live {
+                // Base alone is stored as base's row, from the lanes' parts of it.
+                for l in labels.iter().filter(|l| l.as_str() != "base") {
+                    let parts = self.shared.entry((ct, l.clone())).or_default();
+                    parts.pending.insert(lane);
+                }
+            }
+            for lane in live {
+                self.lanes[lane].control = Some((bin.clone(), ct, share));
+                let job = Job::Final {
+                    bin: bin.clone(),
+                    ct,
+                    labels: labels.clone(),
+                    limit,
+                    share,
+                };
+                let kind = Kind::Final {
+                    bin: bin.clone(),
+                    ct,
+                    labels: labels.clone(),
+                    share,
+                };
+                self.send(lane, job, kind, out);
+            }
+            return;
+        }
         for (lane, picked) in to.into_iter().enumerate() {
             let mine: Vec<String> = picked.iter().map(|&f| labels[f].clone()).collect();
             if mine.is_empty() {
                 continue;
             }
-            self.lanes[lane].control = Some((bin.clone(), ct));
+            self.lanes[lane].control = Some((bin.clone(), ct, 1));
             let job = Job::Final {
                 bin: bin.clone(),
                 ct,
                 labels: mine.clone(),
                 limit,
+                share: 1,
             };
             let kind = Kind::Final {
                 bin: bin.clone(),
                 ct,
                 labels: mine,
+                share: 1,
             };
             self.send(lane, job, kind, out);
         }
@@ -104,7 +144,12 @@ impl Spread<'_, '_> {
                     None => groups.push((bin, vec![s.label.clone()])),
                 }
             }
-            if groups.is_empty() && !self.base_full.contains_key(&ct) {
+            // Base in full measured already, or (without it) measured again by every lane.
+            let in_full = self
+                .base_parts
+                .get(&ct)
+                .is_some_and(|p| p.iter().any(|(_, s, _)| *s == 1));
+            if groups.is_empty() && !in_full {
                 // Only base is pending: measured in full where a process waits for it.
                 let bin = self
                     .lanes
@@ -128,15 +173,39 @@ impl Spread<'_, '_> {
             self.next_report(out)?;
         }
         for ct in decided {
-            if let Some((mut rows, energy)) = self.base_full.remove(&ct) {
-                let build = self.build_seconds.get("base").copied().flatten();
-                for r in &mut rows {
-                    r.build_seconds = build;
-                }
-                self.ctx.store.put_with_energy(&rows, &energy)?;
-                self.counters.stored += rows.len();
+            let Some((mut rows, energy)) = self.base_row(ct) else {
+                continue;
+            };
+            let build = self.build_seconds.get("base").copied().flatten();
+            for r in &mut rows {
+                r.build_seconds = build;
             }
+            self.ctx.store.put_with_energy(&rows, &energy)?;
+            self.counters.stored += rows.len();
         }
         Ok(())
+    }
+
+    /// Base's row of workload `ct` as the finals measured it: pooled from every lane's last
+    /// part where the lanes shared them, else the first base in full.
+    fn base_row(&mut self, ct: usize) -> Option<super::Rows> {
+        let parts = self.base_parts.remove(&ct)?;
+        if let Some(&share) = self.shared_cts.get(&ct) {
+            let mut last: BTreeMap<usize, (u32, Vec<_>)> = BTreeMap::new();
+            for (lane, s, (rows, _)) in &parts {
+                if *s == share {
+                    last.insert(*lane, (self.lanes[*lane].summary.device, rows.clone()));
+                }
+            }
+            let pooled: Vec<(u32, Vec<_>)> = last.into_values().collect();
+            let rows = shared::pool(&pooled);
+            if !rows.is_empty() {
+                return Some((rows, Vec::new()));
+            }
+        }
+        parts
+            .into_iter()
+            .find(|(_, s, _)| *s == 1)
+            .map(|(_, _, rows)| rows)
     }
 }

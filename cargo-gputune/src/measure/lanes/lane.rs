@@ -8,6 +8,8 @@
 //! of the 64-point SGEMM's on two H200s). The finals measure base in full in the process that
 //! measures the finalists after it, so each speedup stays against base on the same physical
 //! GPU; base in full measured earlier in the same process, within [`CONTROL_AGE`], serves.
+//! Finals the lanes share ([`super::shared`]) run with this GPU's share of the criterion, base
+//! beside them to the same share.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,6 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use gputune_protocol::Status;
 
+use super::shared;
 use crate::host::output::Output;
 use crate::measure::counters::Ran;
 use crate::measure::protocol::Session;
@@ -56,6 +59,9 @@ pub(crate) enum Job {
         ct: usize,
         /// The run limit of one state.
         limit: Duration,
+        /// How many GPUs share the finals it serves (1: measured in full; more: this GPU's
+        /// share of the criterion, [`super::shared`]).
+        share: u32,
     },
     /// Measure finalists `labels` of `bin` on workload `ct` in full, after base in full
     /// (reused if this process measured it already).
@@ -68,6 +74,8 @@ pub(crate) enum Job {
         labels: Vec<String>,
         /// The run limit of one state.
         limit: Duration,
+        /// How many GPUs share these finals (1: measured in full here).
+        share: u32,
     },
 }
 
@@ -127,19 +135,22 @@ pub(crate) enum Report {
 struct Control {
     bin: PathBuf,
     ct: usize,
+    /// The GPUs whose finals it serves: measured to its share of the criterion.
+    share: u32,
     samples: BTreeMap<String, Vec<f64>>,
     at: Instant,
 }
 
 impl Control {
-    fn serves(&self, bin: &std::path::Path, ct: usize, age: Option<Duration>) -> bool {
-        self.bin == bin && self.ct == ct && age.map_or(true, |a| self.at.elapsed() < a)
+    fn serves(&self, (bin, ct, share): (&std::path::Path, usize, u32), age: Duration) -> bool {
+        self.bin == bin && self.ct == ct && self.share == share && self.at.elapsed() < age
     }
 
-    fn of(bin: &std::path::Path, ct: usize, rows: &[Measurement]) -> Control {
+    fn of(bin: &std::path::Path, (ct, share): (usize, u32), rows: &[Measurement]) -> Control {
         Control {
             bin: bin.to_path_buf(),
             ct,
+            share,
             samples: rows
                 .iter()
                 .filter(|r| r.status == Status::Ok && r.samples.len() >= 2)
@@ -248,13 +259,18 @@ impl<'p> Lane<'p> {
             } => self.pass(
                 (&bin, ct, &labels),
                 (Pass::First, true, Some(build_seconds)),
-                limit,
+                (limit, 1),
                 ran,
             ),
-            Job::Control { bin, ct, limit } => self.pass(
+            Job::Control {
+                bin,
+                ct,
+                limit,
+                share,
+            } => self.pass(
                 (&bin, ct, &["base".to_string()]),
                 (Pass::Final, false, None),
-                limit,
+                (limit, share),
                 ran,
             ),
             Job::Final {
@@ -262,6 +278,7 @@ impl<'p> Lane<'p> {
                 ct,
                 labels,
                 limit,
+                share,
             } => {
                 // Base alone (only base's decision is pending) is its own control.
                 let base_alone = labels.len() == 1 && labels[0] == "base";
@@ -269,14 +286,14 @@ impl<'p> Lane<'p> {
                     && self
                         .final_control
                         .as_ref()
-                        .is_some_and(|c| c.serves(&bin, ct, Some(CONTROL_AGE)));
+                        .is_some_and(|c| c.serves((&bin, ct, share), CONTROL_AGE));
                 // Energy needs base's energy in the same pass, as its control.
                 let reuse = reuse && !self.plan.bench_args.energy;
                 let control = !reuse && !base_alone;
                 self.pass(
                     (&bin, ct, &labels),
                     (Pass::Final, control, None),
-                    limit,
+                    (limit, share),
                     ran,
                 )
             }
@@ -291,12 +308,37 @@ impl<'p> Lane<'p> {
     }
 
     /// One pass of `labels` of `bin` on workload `ct`, with base first as the control where
-    /// `control` is on, else (finals) against base in full as this process measured it before.
+    /// `control` is on, else (finals) against base in full as this process measured it before;
+    /// measured to this GPU's part of the criterion when `share` GPUs share the finals.
     fn pass(
         &mut self,
         (bin, ct, labels): (&std::path::Path, usize, &[String]),
         (pass, control, build_seconds): (Pass, bool, Option<f64>),
-        limit: Duration,
+        (limit, share): (Duration, u32),
+        ran: &mut Ran,
+    ) -> Result<()> {
+        let full = (share > 1).then(|| {
+            let part = shared::part_args(&self.plan.bench_args, share);
+            std::mem::replace(&mut self.plan.bench_args, part)
+        });
+        let result = self.pass_as_planned(
+            (bin, ct, labels),
+            (pass, control, build_seconds),
+            (limit, share),
+            ran,
+        );
+        if let Some(full) = full {
+            self.plan.bench_args = full;
+        }
+        result
+    }
+
+    /// [`Lane::pass`] with the plan's flags as they are.
+    fn pass_as_planned(
+        &mut self,
+        (bin, ct, labels): (&std::path::Path, usize, &[String]),
+        (pass, control, build_seconds): (Pass, bool, Option<f64>),
+        (limit, share): (Duration, u32),
         ran: &mut Ran,
     ) -> Result<()> {
         let session = match self.kept.take() {
@@ -333,7 +375,7 @@ impl<'p> Lane<'p> {
             .run(&req, session, &mut self.out, &mut |label, mut rows, _| {
                 if label == "base" && (control || base_alone) {
                     // A base that failed is no control: the finals measure it again.
-                    let usable = Control::of(bin, ct, &rows);
+                    let usable = Control::of(bin, (ct, share), &rows);
                     measured = (!usable.samples.is_empty()).then_some(usable);
                     let energy = energy.take(&rows);
                     let base = Report::Base {

@@ -8,14 +8,18 @@
 //! measures that base first, while the others screen, and a lane left without screening while
 //! others still screen measures it then. The finalists stay on one lane behind their leader, as
 //! on one GPU (each races the leader and stops early), unless more lanes make the finals
-//! shorter; each lane then measures the leader first. A lane whose GPU fails ends, and what it
-//! had not finished goes to the others.
+//! shorter; each lane then measures the leader first. Finals too few to spread (one finalist,
+//! or a leader and one it races) are shared by every lane instead ([`shared`]): each measures
+//! base and them to its share of the criterion, and the parts are pooled into one row. The
+//! controls measured ahead are of that share. A lane whose GPU fails ends, and what it had
+//! not finished goes to the others.
 //!
 //! Every row is stored here, by the search, as its lane reports it: one store, one writer.
 
 mod decide;
 mod lane;
 pub(crate) mod queue;
+mod shared;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
@@ -72,8 +76,9 @@ struct LaneState {
     running: VecDeque<Running>,
     /// The binary and workload its waiting process serves, as far as the search knows.
     serving: Option<(PathBuf, usize)>,
-    /// The binary and workload of base in full it measured (or was asked to) for finals.
-    control: Option<(PathBuf, usize)>,
+    /// The binary, workload and share ([`shared`]) of the control of finals it measured (or
+    /// was asked to).
+    control: Option<(PathBuf, usize, u32)>,
 }
 
 /// A job a lane has not finished, and the variants it reported.
@@ -91,7 +96,19 @@ enum Kind {
         bin: PathBuf,
         ct: usize,
         labels: Vec<String>,
+        /// How many GPUs share these finals ([`shared`]); 1 when this lane measures them in
+        /// full.
+        share: u32,
     },
+}
+
+/// A finalist whose finals the GPUs share: the parts reported, and the lanes still to report.
+#[derive(Default)]
+struct Parts {
+    /// Per lane that reported, its GPU and rows.
+    parts: BTreeMap<usize, (u32, Rows)>,
+    /// The lanes measuring a part not reported yet.
+    pending: BTreeSet<usize>,
 }
 
 /// The search over the lanes of one bench.
@@ -109,8 +126,13 @@ struct Spread<'a, 'c> {
     last: bool,
     /// What the current screening scored, for a strategy.
     scored: Vec<(String, Option<f64>)>,
-    /// Per compile-time workload, base in full as the first finals process measured it.
-    base_full: BTreeMap<usize, Rows>,
+    /// Per compile-time workload, base as each finals process measured it, with its lane and
+    /// share, in the order they came.
+    base_parts: BTreeMap<usize, Vec<(usize, u32, Rows)>>,
+    /// Per compile-time workload whose finals the GPUs shared, how many shared them.
+    shared_cts: BTreeMap<usize, u32>,
+    /// The finalists (workload, label) whose finals the GPUs share, part by part.
+    shared: BTreeMap<(usize, String), Parts>,
     /// Each variant's build time, for the finals' rows.
     build_seconds: BTreeMap<String, Option<f64>>,
     /// Variants (workload, label) whose process died on one lane: measured again on another,
@@ -163,7 +185,9 @@ pub(crate) fn run(
             queue: Queue::default(),
             last: false,
             scored: Vec::new(),
-            base_full: BTreeMap::new(),
+            base_parts: BTreeMap::new(),
+            shared_cts: BTreeMap::new(),
+            shared: BTreeMap::new(),
             build_seconds: BTreeMap::new(),
             suspects: BTreeSet::new(),
         };
@@ -293,18 +317,36 @@ impl Spread<'_, '_> {
             let decides = self.ctx.plan.bench_args.decide.is_some();
             if self.last && decides && others_screen && lane.control.is_none() {
                 if let Some((bin, ct)) = lane.serving.clone() {
-                    self.control(i, bin, ct, out);
+                    let share = self.share();
+                    self.control(i, (bin, ct, share), out);
                 }
             }
         }
         Ok(())
     }
 
-    /// Has `lane` measure base in full on workload `ct` in a process of `bin`.
-    fn control(&mut self, lane: usize, bin: PathBuf, ct: usize, out: &mut Output) {
+    /// Has `lane` measure base on workload `ct` in a process of `bin`, in full or to its
+    /// share of finals that `share` GPUs share.
+    fn control(&mut self, lane: usize, (bin, ct, share): (PathBuf, usize, u32), out: &mut Output) {
         let limit = self.limit(ct);
-        self.lanes[lane].control = Some((bin.clone(), ct));
-        self.send(lane, Job::Control { bin, ct, limit }, Kind::Control, out);
+        self.lanes[lane].control = Some((bin.clone(), ct, share));
+        let job = Job::Control {
+            bin,
+            ct,
+            limit,
+            share,
+        };
+        self.send(lane, job, Kind::Control, out);
+    }
+
+    /// How many GPUs would share finals measured now ([`shared`]): every live one, where the
+    /// criterion can be split; else 1.
+    fn share(&self) -> u32 {
+        if shared::shareable(&self.ctx.plan.bench_args) {
+            u32::try_from(self.alive()).unwrap_or(1).max(1)
+        } else {
+            1
+        }
     }
 
     /// At the start of a deciding search's screening, the last lane measures base in full
@@ -324,7 +366,8 @@ impl Spread<'_, '_> {
             .rev()
             .find(|&i| self.lanes[i].jobs.is_some())
         {
-            self.control(lane, bin, ct, out);
+            let share = self.share();
+            self.control(lane, (bin, ct, share), out);
         }
     }
 
@@ -469,9 +512,10 @@ impl Spread<'_, '_> {
                     avoid: Some(lane),
                     ..item
                 }),
-                Kind::Final { bin, .. } => {
+                Kind::Final { share: 1, bin, .. } => {
                     self.spread_finals(bin, ct, vec![label], Some(lane), out);
                 }
+                Kind::Final { bin, .. } => self.part_lost(lane, (bin, ct, label), out)?,
                 Kind::Control => {}
             }
             return Ok(());
@@ -515,20 +559,90 @@ impl Spread<'_, '_> {
         (mut rows, energy): Rows,
         out: &mut Output,
     ) -> Result<()> {
+        self.lanes[lane].summary.finals += 1;
+        let device = self.lanes[lane].summary.device;
+        let shared = matches!(
+            self.lanes[lane].running.front().map(|r| &r.job),
+            Some(Kind::Final { share, .. }) if *share > 1
+        );
+        if shared {
+            let key = (ct, label);
+            let entry = self.shared.entry(key.clone()).or_default();
+            entry.pending.remove(&lane);
+            entry.parts.insert(lane, (device, (rows, energy)));
+            return self.pool_if_done(key, out);
+        }
         let build = self.build_seconds.get(&label).copied().flatten();
         for r in &mut rows {
             r.build_seconds = build;
         }
         self.ctx.store.put_with_energy(&rows, &energy)?;
         self.counters.stored += rows.len();
-        self.lanes[lane].summary.finals += 1;
         let (_, line) = present::live_line(&[], &rows);
-        let device = self.lanes[lane].summary.device;
         out.line(&format!(
             "  {}.{label} [{}]  final: {line}  (GPU {device})",
             self.ctx.plan.function.name, self.ctx.cts[ct].key
         ));
         Ok(())
+    }
+
+    /// Stores a shared finalist's pooled rows once no lane still measures a part of it.
+    fn pool_if_done(&mut self, key: (usize, String), out: &mut Output) -> Result<()> {
+        if self
+            .shared
+            .get(&key)
+            .map_or(true, |p| !p.pending.is_empty())
+        {
+            return Ok(());
+        }
+        let Some(done) = self.shared.remove(&key) else {
+            return Ok(());
+        };
+        let (ct, label) = key;
+        let energy: Vec<(RowKey, Energy)> = Vec::new();
+        let parts: Vec<(u32, Vec<Measurement>)> = done
+            .parts
+            .into_values()
+            .map(|(device, (rows, _))| (device, rows))
+            .collect();
+        let mut rows = shared::pool(&parts);
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let build = self.build_seconds.get(&label).copied().flatten();
+        for r in &mut rows {
+            r.build_seconds = build;
+        }
+        self.ctx.store.put_with_energy(&rows, &energy)?;
+        self.counters.stored += rows.len();
+        let (_, line) = present::live_line(&[], &rows);
+        let gpus: Vec<String> = parts.iter().map(|(d, _)| d.to_string()).collect();
+        out.line(&format!(
+            "  {}.{label} [{}]  final: {line}  (GPUs {})",
+            self.ctx.plan.function.name,
+            self.ctx.cts[ct].key,
+            gpus.join(", ")
+        ));
+        Ok(())
+    }
+
+    /// `lane`'s part of a shared finalist is lost (its process died, or the lane failed): the
+    /// other parts make its rows; without any, it is measured again on another GPU.
+    fn part_lost(
+        &mut self,
+        lane: usize,
+        (bin, ct, label): (PathBuf, usize, String),
+        out: &mut Output,
+    ) -> Result<()> {
+        let key = (ct, label.clone());
+        let entry = self.shared.entry(key.clone()).or_default();
+        entry.pending.remove(&lane);
+        if entry.pending.is_empty() && entry.parts.is_empty() {
+            self.shared.remove(&key);
+            self.spread_finals(bin, ct, vec![label], Some(lane), out);
+            return Ok(());
+        }
+        self.pool_if_done(key, out)
     }
 
     /// Base's rows from `lane`: a screening control, only news when it failed; base in full,
@@ -561,12 +675,21 @@ impl Spread<'_, '_> {
         }
         let usable = rows.iter().all(|r| r.status == Status::Ok);
         if pass == Pass::Final && usable {
-            self.base_full.entry(ct).or_insert((rows, energy));
+            let share = match self.lanes[lane].running.front().map(|r| &r.job) {
+                Some(Kind::Final { share, .. }) => *share,
+                _ => match &self.lanes[lane].control {
+                    Some((.., share)) => *share,
+                    None => 1,
+                },
+            };
+            let parts = self.base_parts.entry(ct).or_default();
+            parts.push((lane, share, (rows, energy)));
         }
         Ok(())
     }
 
-    /// `lane` takes no more work, and says so: what it had not finished goes to the others.
+    /// `lane` takes no more work, and says so: what it had not finished goes to the others
+    /// (its parts of shared finals are left to the other parts).
     fn fail(&mut self, lane: usize, why: String, out: &mut Output) {
         let state = &mut self.lanes[lane];
         if state.summary.failed.is_some() {
@@ -580,6 +703,7 @@ impl Spread<'_, '_> {
         state.jobs = None;
         state.summary.failed = Some(why);
         let mut finals = Vec::new();
+        let mut parts = Vec::new();
         for r in std::mem::take(&mut state.running) {
             let unfinished = |labels: &[String]| -> Vec<String> {
                 labels
@@ -596,9 +720,16 @@ impl Spread<'_, '_> {
                         ..item.clone()
                     });
                 }
-                Kind::Final { bin, ct, labels } => {
+                Kind::Final {
+                    bin,
+                    ct,
+                    labels,
+                    share,
+                } => {
                     let labels = unfinished(labels);
-                    if !labels.is_empty() {
+                    if *share > 1 {
+                        parts.extend(labels.into_iter().map(|l| (bin.clone(), *ct, l)));
+                    } else if !labels.is_empty() {
                         finals.push((bin.clone(), *ct, labels));
                     }
                 }
@@ -608,6 +739,13 @@ impl Spread<'_, '_> {
         // Finalists it did not measure go to the others at once.
         for (bin, ct, labels) in finals {
             self.spread_finals(bin, ct, labels, None, out);
+        }
+        for part in parts {
+            // Storing what the other parts measured can fail only as the store fails, which
+            // the next row stored reports.
+            if let Err(e) = self.part_lost(lane, part, out) {
+                out.status(&format!("warning: {e:#}"));
+            }
         }
     }
 }
