@@ -5,7 +5,12 @@
 # (on a development machine):
 #
 #   bash scripts/gpu/build-devices.sh            # .gpu/h46/: sgemm, histogram-sizes, large, one cargo-gputune
-#   OUT=DIR bash scripts/gpu/gpu-devices.sh [H46=.gpu/h46] [PARTS="sgemm histogram fault guided large"]
+#   OUT=DIR bash scripts/gpu/gpu-devices.sh [H46=.gpu/h46] [PARTS="sgemm histogram guided fault large"]
+#
+# The parts run in that order, the short searches the large one does not stand for first; a run
+# that would start past BUDGET seconds (380) from the script's start is skipped and says so in
+# times.txt ("name skipped"), so that the whole fits one device call of 10 minutes with the
+# machine's own start.
 #
 # - sgemm, histogram: the 64-point SGEMM and the 240-point histogram at four sizes, exhaustive,
 #   deciding (the default search).
@@ -28,10 +33,16 @@ nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,tempera
   --format=csv > "$out/gpu.txt" 2>&1
 nproc >> "$out/gpu.txt"
 
-# name, limit, command…: its output in $out/name.log, SIGINT past the limit; appends to times.txt.
+started=$SECONDS
+# name, limit, command…: its output in $out/name.log, SIGINT past the limit, or nothing past
+# BUDGET; appends to times.txt.
 timed() {
   local name=$1 limit=$2 t0 rc
   shift 2
+  if (( SECONDS - started + 5 > ${BUDGET:-380} )); then
+    echo "$name skipped (past the budget of ${BUDGET:-380} s)" | tee -a "$out/times.txt"
+    return 0
+  fi
   t0=$(date +%s.%N)
   timeout -s INT -k 20 "$limit" "$@" > "$out/$name.log" 2>&1
   rc=$?
@@ -89,15 +100,15 @@ EOF
   rm -f "$out/fault.db"
 }
 
-for part in ${PARTS:-sgemm histogram fault guided large}; do
+for part in ${PARTS:-sgemm histogram guided fault large}; do
   case $part in
     sgemm) compare sgemm-bundle sgemm 120 ;;
     histogram) compare histogram-sizes-bundle histogram 120 ;;
     fault) fault ;;
-    large) compare large-bundle large 240 ;;
-    # Warmed twice: a strategy's proposals follow the scores, so each run asks for a few
-    # kernels the one before did not compile.
-    guided) WARM=2 compare large-bundle guided 120 --strategy surrogate --max-evals 200 --seed 1 ;;
+    large) compare large-bundle large 120 ;;
+    # Warmed once: a strategy's proposals follow the scores, so a run may still ask for a few
+    # kernels the ones before did not compile (its log's compile waits say how long).
+    guided) compare large-bundle guided 120 --strategy surrogate --max-evals 200 --seed 1 ;;
   esac
 done
 python3 "$(dirname "$0")/../summaries/summarize-devices.py" "$out" > "$out/summary.md" 2>&1
