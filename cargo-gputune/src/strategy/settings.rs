@@ -59,6 +59,9 @@ pub struct Settings {
     /// run counts as stalled and its rounds fall back as if the model had not proved itself
     /// (0: never).
     pub stall: usize,
+    /// `surrogate`, the hedge: the share by which the best must rise to end a stall (0: any
+    /// rise), so that a run creeping up its basin by a tenth of a percent counts as stalled.
+    pub gain: f64,
     /// `surrogate`, the hedge: once stalled, the walk goes on from the best points at least
     /// this many parameters from the best (another basin; 0: never).
     pub basin: usize,
@@ -67,8 +70,8 @@ pub struct Settings {
     /// expected improvement over the niche's own best (0: never): a second cluster that every
     /// model round overlooks next to the first one's scores is searched on its own terms.
     pub niche: f64,
-    /// `surrogate`, the hedge: the niche rounds a niche keeps before another is drawn, about
-    /// what a walk needs to climb from a niche's best to its top.
+    /// `surrogate`, the hedge: the model rounds a niche is kept without its best rising
+    /// before another is drawn (patience: a niche that climbs is followed).
     pub niche_rounds: usize,
     /// `genetic`: individuals that breed.
     pub population: usize,
@@ -93,9 +96,10 @@ impl Default for Settings {
             fallback: 0.3,
             proof: 0.55,
             stall: 30,
+            gain: 0.0,
             basin: 3,
             niche: 0.0,
-            niche_rounds: 8,
+            niche_rounds: 5,
             population: 16,
             t0: 0.2,
             alpha: 0.95,
@@ -104,7 +108,7 @@ impl Default for Settings {
 }
 
 /// The settings' names, in the order [`Settings::text`] writes them.
-const KEYS: [&str; 18] = [
+const KEYS: [&str; 19] = [
     "initial",
     "local_share",
     "region_share",
@@ -117,6 +121,7 @@ const KEYS: [&str; 18] = [
     "fallback",
     "proof",
     "stall",
+    "gain",
     "basin",
     "niche",
     "niche_rounds",
@@ -178,6 +183,7 @@ impl Settings {
             "fallback" => self.fallback = share()?,
             "proof" => self.proof = share()?,
             "stall" => self.stall = count(0)?,
+            "gain" => self.gain = share()?,
             "basin" => self.basin = count(0)?,
             "niche" => self.niche = share()?,
             "niche_rounds" => self.niche_rounds = count(1)?,
@@ -204,6 +210,7 @@ impl Settings {
             self.fallback.to_string(),
             self.proof.to_string(),
             self.stall.to_string(),
+            self.gain.to_string(),
             self.basin.to_string(),
             self.niche.to_string(),
             self.niche_rounds.to_string(),

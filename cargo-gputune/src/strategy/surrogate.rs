@@ -51,7 +51,8 @@ pub struct Surrogate {
     /// rounds, the fill), for the hedge's proof.
     guided: Vec<usize>,
     chance: Vec<usize>,
-    /// The best score seen, and how many points were evaluated when it was first seen.
+    /// The best score seen (risen by more than `gain` over the one before), and how many
+    /// points were evaluated when it was first seen.
     best: (f64, usize),
     /// The niches of the stalled rounds.
     niches: Niches,
@@ -134,16 +135,20 @@ fn walk_neighbourhood(
 /// drawing the same one again.
 #[derive(Debug, Default)]
 struct Niches {
-    /// The current niche (a parameter, its value) and the model rounds it has left.
+    /// The current niche (a parameter, its value) and the model rounds it has left before
+    /// it is left for another.
     current: Option<(usize, usize, usize)>,
     /// The parameters that had a niche in this cycle.
     tried: Vec<bool>,
+    /// The current niche's best score when it last rose.
+    top: f64,
 }
 
 impl Niches {
     /// The niche of a round, given the best point `b`: the current one while it has rounds
     /// left and `b` is not in it (so that its walk can climb), else a new one for `rounds`
-    /// model rounds; a model round (`spend`) uses one of them up.
+    /// model rounds; a model round (`spend`) uses one of them up, and [`Niches::climbed`]
+    /// gives them back while the niche's best rises.
     fn get(
         &mut self,
         ix: &Indexed,
@@ -171,11 +176,26 @@ impl Niches {
                 let &p = left.choose(rng)?;
                 self.tried[p] = true;
                 let others: Vec<usize> = (0..ix.sizes[p]).filter(|&v| v != own[p]).collect();
+                self.top = f64::NEG_INFINITY;
                 (p, *others.choose(rng)?, rounds)
             }
         };
         self.current = Some((p, v, if spend { left - 1 } else { left }));
         Some((p, v))
+    }
+
+    /// The current niche's best is `best`: a niche whose best rose keeps `rounds` more model
+    /// rounds (patience), so that a niche that climbs is followed and one that does not is
+    /// left soon.
+    fn climbed(&mut self, best: f64, rounds: usize) {
+        if let Some((p, v, _)) = self.current {
+            if best > self.top {
+                if self.top > f64::NEG_INFINITY {
+                    self.current = Some((p, v, rounds));
+                }
+                self.top = best;
+            }
+        }
     }
 }
 
@@ -223,7 +243,12 @@ impl Surrogate {
             .iter()
             .filter_map(|e| (*e)?)
             .fold(f64::NEG_INFINITY, f64::max);
-        if best > self.best.0 {
+        let bar = if self.best.0.is_finite() {
+            self.best.0 + s.gain * self.best.0.abs()
+        } else {
+            f64::NEG_INFINITY
+        };
+        if best > bar {
             self.best = (best, n);
         }
         let stalled = s.stall > 0 && n.saturating_sub(self.best.1) >= s.stall;
@@ -342,6 +367,7 @@ impl Strategy for Surrogate {
                 incumbents.retain(|p| in_niche(p.0));
                 if let Some(&(_, s)) = incumbents.first() {
                     best = s.max(f64::MIN_POSITIVE).ln();
+                    self.niches.climbed(s, settings.niche_rounds);
                 }
             }
             let mut local = HashSet::new();
@@ -415,8 +441,9 @@ impl Strategy for Surrogate {
             }
         }
         let picked = batch.points.len();
-        // A stalled run's random rounds draw from the niche, so that its walk has starts.
-        if at_random && stalled && settings.niche > 0.0 {
+        // A stalled run's random rounds draw from the niche as often as its model rounds
+        // do, so that the niche's walk has starts.
+        if at_random && stalled && settings.niche > 0.0 && tree_rng.random_bool(settings.niche) {
             let best = evaluated
                 .iter()
                 .enumerate()
@@ -576,6 +603,18 @@ mod tests {
         }
         seen.sort();
         assert_eq!(seen, [0, 1, 2], "each parameter once a cycle");
+        // A niche whose best rises is kept: its rounds come back.
+        let kept = niches.get(&ix, b, 2, &mut rng, true).expect("a niche");
+        niches.climbed(1.0, 2);
+        assert_eq!(niches.get(&ix, b, 2, &mut rng, true), Some(kept));
+        niches.climbed(2.0, 2);
+        assert_eq!(niches.get(&ix, b, 2, &mut rng, true), Some(kept));
+        assert_eq!(niches.get(&ix, b, 2, &mut rng, true), Some(kept));
+        assert_ne!(
+            niches.get(&ix, b, 2, &mut rng, true),
+            Some(kept),
+            "patience spent"
+        );
         // A niche the best point has moved into is left at once.
         let (p, v) = niches.get(&ix, b, 5, &mut rng, true).expect("a niche");
         let mut moved = own.clone();
