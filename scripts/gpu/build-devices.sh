@@ -9,8 +9,12 @@ cd "$(dirname "$0")/../.."
 h=.gpu/h46
 mkdir -p "$h"
 cargo build --release --quiet -p cargo-gputune
-gputune=$(cargo metadata --format-version 1 --no-deps \
-  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/cargo-gputune
+# A copy of its own: another build of the shared target folder may replace the release binary
+# while the bundles are built (a bundle copies the binary that builds it).
+cp "$(cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/cargo-gputune" \
+  "$h/cargo-gputune"
+gputune=$PWD/$h/cargo-gputune
 bundle() { # directory, then the search's arguments
   local dir=$1
   shift
@@ -27,6 +31,5 @@ for part in ${*:-sgemm histogram large}; do
     *) echo "unknown part $part (sgemm, histogram, large)" >&2; exit 2 ;;
   esac
 done
-cp "$gputune" "$h/cargo-gputune"
 strip "$h/cargo-gputune" 2> /dev/null || true
 du -sh "$h"
