@@ -396,4 +396,4 @@ if command -v strip > /dev/null; then
     -o -name scale -o -name '*-single' -o -name '*-per-size' -o -name generate -o -name stencil-autotune -o -name cuda-names-test \) -exec strip {} + 2> /dev/null || true
 fi
 cp scripts/gpu/gpu-*.sh scripts/summaries/summarize-*.py scripts/gpu/cupy-sum.py scripts/gpu/ncu-check.py scripts/kt/kt_tune.py scripts/kt/kt_problems.py .gpu/
-du -sh .gpu .gpu/*-bundle 2> /dev/null
+du -sh .gpu .gpu/*-bundle .gpu/candle 2> /dev/null || true

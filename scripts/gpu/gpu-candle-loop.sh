@@ -9,12 +9,12 @@
 #    and its top variants.
 # Writes $OUT/loop/: captures/, MODEL-capture.txt (each run's output: its logits' checksum says
 # whether they are finite), captured.db, per-size.txt, report.txt, times.txt.
-#   OUT=DIR [MODELS="bf16 q4k q8_0"] [LAYERS=2] [DECODE=64] bash .gpu/gpu-candle-loop.sh
+#   OUT=DIR [MODELS="bf16 q4k q8_0 bert"] [LAYERS=2] [DECODE=64] bash .gpu/gpu-candle-loop.sh
 # Built by `bash scripts/gpu/build-gpu.sh candle candle-llama` (.gpu/candle/).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${OUT:?set OUT to the folder for logs, stores and reports}"
-models=${MODELS:-bf16 q4k q8_0}
+models=${MODELS:-bf16 q4k q8_0 bert}
 layers=${LAYERS:-2}
 decode=${DECODE:-64}
 out=$OUT/loop

@@ -5,7 +5,7 @@
 //! process.
 
 use gputune_example_candle_ops::mmvq::{mmvq, Matvec, Q4K, Q8_0};
-use gputune_example_candle_ops::{rmsnorm, softmax, Shape, BF16, F32};
+use gputune_example_candle_ops::{layernorm, rmsnorm, softmax, Shape, BF16, F32};
 use gputune_runtime::tuned::{refresh, resolved};
 
 /// What `function` ran in `call`: the dispatch reports the first resolution after a refresh.
@@ -24,9 +24,19 @@ fn each_shape_runs_its_winner_on_the_gpu_it_won_on_and_candle_s_launch_elsewhere
     assert_eq!(softmax::<BF16>((16384, 512)), Shape::CANDLE_SOFTMAX);
     assert_eq!(softmax::<F32>((32, 513)), Shape::CANDLE_SOFTMAX);
     assert_eq!(rmsnorm::<BF16>((512, 4096)), Shape::CANDLE_NORM);
+    // BERT's f32 layer norm (768 columns, captured from candle-llama's BERT) takes 1024
+    // threads a row at every shape (one entry); bf16's has none.
+    let wide = Shape {
+        threads: 1024,
+        rows: 1,
+    };
+    assert_eq!(layernorm::<F32>((1, 768)), wide);
+    assert_eq!(layernorm::<F32>((512, 768)), wide);
+    assert_eq!(layernorm::<BF16>((512, 768)), Shape::CANDLE_NORM);
 
     // The vocabulary's matrix takes 2 warps and 2 rows a block, k and v's 1024 rows 8 warps;
-    // the same 4096 columns at another height, and Q8_0, candle's launch.
+    // the same 4096 columns at another height candle's launch. Q8_0's vocabulary matrix 4
+    // warps and 2 rows, its k and v candle's.
     let launcher = |rows, cols| {
         ran("mmvq", || {
             mmvq::<Q4K>(Matvec {
@@ -57,7 +67,18 @@ fn each_shape_runs_its_winner_on_the_gpu_it_won_on_and_candle_s_launch_elsewhere
             batch: 1,
         })
     });
-    assert_eq!((q8.is_ok(), label.as_str()), (nvcc, "base"));
+    assert_eq!(
+        (q8.is_ok(), label.as_str()),
+        (nvcc, "nwarps_4.rows_per_block_2")
+    );
+    let (q8_kv, label) = ran("mmvq", || {
+        mmvq::<Q8_0>(Matvec {
+            rows: 1024,
+            cols: 4096,
+            batch: 1,
+        })
+    });
+    assert_eq!((q8_kv.is_ok(), label.as_str()), (nvcc, "base"));
     if !nvcc {
         gputune_runtime::skipped("the launchers' addresses need nvcc; the dispatch was checked");
     }
