@@ -40,6 +40,27 @@ pub struct DeviceInfo {
 }
 
 impl DeviceInfo {
+    /// A device of `backend` named `name` of which nothing else is known: what tests build
+    /// their simulated devices from.
+    #[cfg(test)]
+    pub(crate) fn bare(backend: BackendKind, name: &str) -> DeviceInfo {
+        DeviceInfo {
+            id: 0,
+            backend,
+            name: name.into(),
+            sm_version: None,
+            sm_count: None,
+            sm_default_clock_rate: None,
+            memory_clock_rate: None,
+            memory_bus_width: None,
+            global_memory_size: None,
+            cache_size: None,
+            max_threads_per_block: None,
+            shared_memory_per_block: None,
+            ecc_enabled: None,
+        }
+    }
+
     /// Peak global-memory bandwidth in bytes per second, when the clock and bus are known.
     pub fn peak_bandwidth(&self) -> Option<f64> {
         match (self.memory_clock_rate, self.memory_bus_width) {

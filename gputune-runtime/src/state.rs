@@ -592,21 +592,7 @@ mod shared_poison_tests {
     fn a_kernel_that_reads_unwritten_shared_memory_fails_verification() {
         let poisoned = std::rc::Rc::new(std::cell::Cell::new(false));
         let mut backend = Leftover {
-            info: DeviceInfo {
-                id: 0,
-                backend: BackendKind::Cpu,
-                name: "leftover".into(),
-                sm_version: None,
-                sm_count: None,
-                sm_default_clock_rate: None,
-                memory_clock_rate: None,
-                memory_bus_width: None,
-                global_memory_size: None,
-                cache_size: None,
-                max_threads_per_block: None,
-                shared_memory_per_block: None,
-                ecc_enabled: None,
-            },
+            info: DeviceInfo::bare(BackendKind::Cpu, "leftover"),
             poisoned: poisoned.clone(),
         };
         let config = ExecConfig::default();

@@ -241,21 +241,7 @@ mod tests {
     use crate::state::Outcome;
 
     fn device(backend: BackendKind) -> DeviceInfo {
-        DeviceInfo {
-            id: 0,
-            backend,
-            name: backend.to_string(),
-            sm_version: None,
-            sm_count: None,
-            sm_default_clock_rate: None,
-            memory_clock_rate: None,
-            memory_bus_width: None,
-            global_memory_size: None,
-            cache_size: None,
-            max_threads_per_block: None,
-            shared_memory_per_block: None,
-            ecc_enabled: None,
-        }
+        DeviceInfo::bare(backend, &backend.to_string())
     }
 
     /// A bench declaring `backend` with one measured state on `device` (an index into

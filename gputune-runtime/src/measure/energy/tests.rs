@@ -43,21 +43,7 @@ struct SimulatedBoard {
 impl SimulatedBoard {
     fn new(cost: f64, busy_power: f64, update: Option<f64>, noise: f64, seed: u64) -> Self {
         SimulatedBoard {
-            info: DeviceInfo {
-                id: 0,
-                backend: BackendKind::Cuda,
-                name: "simulated board".into(),
-                sm_version: None,
-                sm_count: None,
-                sm_default_clock_rate: None,
-                memory_clock_rate: None,
-                memory_bus_width: None,
-                global_memory_size: None,
-                cache_size: None,
-                max_threads_per_block: None,
-                shared_memory_per_block: None,
-                ecc_enabled: None,
-            },
+            info: DeviceInfo::bare(BackendKind::Cuda, "simulated board"),
             cost,
             busy_power,
             idle_power: 80.0,
