@@ -98,7 +98,7 @@ fn a_round_scores_a_bounded_number_of_candidates_whatever_the_space_size() {
 #[ignore = "a benchmark: scripts/kt/round-times.sh"]
 fn round_times_at_20000_points() {
     let sizes = [20, 10, 10, 5, 2];
-    for text in ["", "niche=1,niche_rounds=8"] {
+    for text in ["", "niche=1,niche_rounds=5"] {
         let settings = Settings::parse(text).expect("valid");
         let mut times = Vec::new();
         let mut last = Instant::now();

@@ -8,7 +8,9 @@
 //! quarter of them, within a few parameters of the best (a trust region). `docs/strategies.md`
 //! says why these models and these settings, and how they were chosen. A hedge ([`Settings`]:
 //! `fallback`, `proof`, `stall`, `basin`) hands rounds to random picks while the model has not
-//! beaten chance on this space, and walks on from another basin once the run has stalled.
+//! beaten chance on this space, and walks on from another basin once the run has stalled; with
+//! `niche`, a stalled run also searches niches, the points with a value of one parameter that the
+//! best point lacks, each against its own best (off by default: the folds did not choose it).
 
 use std::collections::{BTreeMap, HashSet};
 
