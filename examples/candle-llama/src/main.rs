@@ -135,6 +135,30 @@ fn gpu(ordinal: usize) -> Result<(Device, String)> {
     Ok((dev, name))
 }
 
+/// The CUDA libraries this process has mapped (from `/proc/self/maps`), each path once: the
+/// released build links them and the tuned one loads them by name, so the two may not run the
+/// same cuBLAS.
+fn cuda_libraries() -> Vec<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut found: Vec<String> = Vec::new();
+    for path in maps.lines().filter_map(|l| l.split_whitespace().nth(5)) {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let cuda = [
+            "libcublas",
+            "libcurand",
+            "libnvrtc",
+            "libcudart",
+            "libcuda.",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p));
+        if cuda && !found.iter().any(|f| f == path) {
+            found.push(path.to_string());
+        }
+    }
+    found
+}
+
 fn main() -> Result<()> {
     let args = parse_args(std::env::args().skip(1))?;
     #[cfg(feature = "tuned")]
@@ -217,6 +241,8 @@ fn main() -> Result<()> {
         decode.show()
     );
     let launches = chooser_report();
+    let libraries = cuda_libraries();
+    println!("CUDA libraries loaded: {}", libraries.join(", "));
     if let Some(path) = &args.json {
         let doc = serde_json::json!({
             "build": build(),
@@ -232,6 +258,7 @@ fn main() -> Result<()> {
             "prefill_tokens_per_s": prefill.json(),
             "decode_tokens_per_s": decode.json(),
             "launches": launches,
+            "cuda_libraries": libraries,
         });
         let text = serde_json::to_string_pretty(&doc)?;
         std::fs::write(path, text + "\n").with_context(|| format!("writing {path}"))?;

@@ -276,9 +276,12 @@ pub fn q8_0_blocks(out: &mut [u8], seed: u64) {
     }
 }
 
+/// Fills a buffer of whole blocks of one quantized type with random blocks from a seed.
+type BlockFiller = fn(&mut [u8], u64);
+
 /// A quantized weight type the synthetic GGUF models are made of: its blocks' size and values,
 /// and how random blocks are made.
-fn quant_format(kind: GgmlDType) -> Result<(usize, usize, fn(&mut [u8], u64))> {
+fn quant_format(kind: GgmlDType) -> Result<(usize, usize, BlockFiller)> {
     Ok(match kind {
         GgmlDType::Q4K => (Q4K_BLOCK_BYTES, Q4K_BLOCK_VALUES, q4k_blocks),
         GgmlDType::Q8_0 => (Q8_0_BLOCK_BYTES, Q8_0_BLOCK_VALUES, q8_0_blocks),
