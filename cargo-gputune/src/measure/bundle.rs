@@ -199,7 +199,7 @@ impl Bundle {
                 let captured_axis = pair.get(1).is_some_and(|spec| {
                     n.axes
                         .iter()
-                        .any(|a| search::spec_axis(a) == search::spec_axis(spec))
+                        .any(|a| protocol::spec_axis(a) == protocol::spec_axis(spec))
                 });
                 if !captured_axis {
                     axes.extend(pair.iter().cloned());

@@ -384,6 +384,11 @@ impl Drop for Session {
     }
 }
 
+/// The axis an `-a` spec sets: `Elements{io}[pow2]=[12]` sets `Elements`.
+pub fn spec_axis(spec: &str) -> &str {
+    spec.split(['{', '[', '=']).next().unwrap_or(spec).trim()
+}
+
 #[cfg(test)]
 mod tests {
     use gputune_protocol::StateStatus;

@@ -45,7 +45,7 @@ pub(crate) struct CtWorkload {
 /// capture of two types makes it) would ask the process for values its compile-time workload
 /// has already narrowed away.
 pub(crate) fn beside_ct(user_axes: &[String], ct_args: &[String]) -> Vec<String> {
-    let axis = crate::measure::search::spec_axis;
+    let axis = crate::measure::protocol::spec_axis;
     let set: Vec<&str> = ct_args
         .chunks(2)
         .filter_map(|pair| pair.get(1).map(|spec| axis(spec)))

@@ -146,11 +146,6 @@ pub fn narrowing(c: &CaptureFile) -> Narrowing {
     }
 }
 
-/// The axis an `-a` spec sets: `Elements{io}[pow2]=[12]` sets `Elements`.
-pub fn spec_axis(spec: &str) -> &str {
-    spec.split(['{', '[', '=']).next().unwrap_or(spec).trim()
-}
-
 /// One search per captured function of `captures` (of the `packages` given, all if none),
 /// each `s` narrowed to it.
 pub fn searches(

@@ -13,8 +13,7 @@ mod cargo_build;
 pub mod pipeline;
 
 pub use captured::{
-    narrowing as captured_narrowing, searches as captured_searches, spec_axis, CapturedSearch,
-    Narrowing,
+    narrowing as captured_narrowing, searches as captured_searches, CapturedSearch, Narrowing,
 };
 
 use std::path::{Path, PathBuf};
