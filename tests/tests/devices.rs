@@ -21,8 +21,8 @@ fn bundled(bundle: &Path, args: &[&str]) -> Output {
         .expect("the bundle's cargo-gputune runs")
 }
 
-/// `report --format json` of a store: (variant, score, stop of its first row) of every variant.
-fn report(bin: &Path, db: &Path) -> Vec<(String, Option<f64>, String)> {
+/// `report --format json --top 1000` of a store, parsed.
+fn report_json(bin: &Path, db: &Path) -> Value {
     let out = Command::new(bin)
         .args([
             "gputune", "report", "--format", "json", "--top", "1000", "--db",
@@ -32,7 +32,12 @@ fn report(bin: &Path, db: &Path) -> Vec<(String, Option<f64>, String)> {
         .output()
         .expect("report runs");
     assert!(out.status.success(), "{}", text(&out));
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+/// `report --format json` of a store: (variant, score, stop of its first row) of every variant.
+fn report(bin: &Path, db: &Path) -> Vec<(String, Option<f64>, String)> {
+    let doc = report_json(bin, db);
     let groups = doc["groups"].as_array().expect("groups");
     assert_eq!(groups.len(), 1, "one bench, one device: {doc}");
     let mut variants: Vec<(String, Option<f64>, String)> = groups[0]["variants"]
@@ -53,14 +58,7 @@ fn report(bin: &Path, db: &Path) -> Vec<(String, Option<f64>, String)> {
 
 /// Per variant, the samples and control samples of its first workload, from `report`.
 fn samples(bin: &Path, db: &Path) -> std::collections::BTreeMap<String, (u64, u64)> {
-    let out = Command::new(bin)
-        .args(["gputune", "report", "--format", "json", "--db"])
-        .arg(db)
-        .current_dir(db.parent().expect("a directory"))
-        .output()
-        .expect("report runs");
-    assert!(out.status.success(), "{}", text(&out));
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let doc = report_json(bin, db);
     let variants = doc["groups"][0]["variants"].as_array().expect("variants");
     variants
         .iter()

@@ -572,15 +572,32 @@ impl Spread<'_, '_> {
             entry.parts.insert(lane, (device, (rows, energy)));
             return self.pool_if_done(key, out);
         }
-        let build = self.build_seconds.get(&label).copied().flatten();
-        for r in &mut rows {
+        self.store_final(
+            (ct, &label),
+            (&mut rows, &energy),
+            &format!("GPU {device}"),
+            out,
+        )
+    }
+
+    /// Stores a finalist's rows with the build time its screening stored, and says its score
+    /// and where (`GPU 0`, `GPUs 0, 1`) it was measured.
+    fn store_final(
+        &mut self,
+        (ct, label): (usize, &str),
+        (rows, energy): (&mut [Measurement], &[(RowKey, Energy)]),
+        on: &str,
+        out: &mut Output,
+    ) -> Result<()> {
+        let build = self.build_seconds.get(label).copied().flatten();
+        for r in rows.iter_mut() {
             r.build_seconds = build;
         }
-        self.ctx.store.put_with_energy(&rows, &energy)?;
+        self.ctx.store.put_with_energy(rows, energy)?;
         self.counters.stored += rows.len();
-        let (_, line) = present::live_line(&[], &rows);
+        let (_, line) = present::live_line(&[], rows);
         out.line(&format!(
-            "  {}.{label} [{}]  final: {line}  (GPU {device})",
+            "  {}.{label} [{}]  final: {line}  ({on})",
             self.ctx.plan.function.name, self.ctx.cts[ct].key
         ));
         Ok(())
@@ -599,7 +616,6 @@ impl Spread<'_, '_> {
             return Ok(());
         };
         let (ct, label) = key;
-        let energy: Vec<(RowKey, Energy)> = Vec::new();
         let parts: Vec<(u32, Vec<Measurement>)> = done
             .parts
             .into_values()
@@ -609,21 +625,13 @@ impl Spread<'_, '_> {
         if rows.is_empty() {
             return Ok(());
         }
-        let build = self.build_seconds.get(&label).copied().flatten();
-        for r in &mut rows {
-            r.build_seconds = build;
-        }
-        self.ctx.store.put_with_energy(&rows, &energy)?;
-        self.counters.stored += rows.len();
-        let (_, line) = present::live_line(&[], &rows);
         let gpus: Vec<String> = parts.iter().map(|(d, _)| d.to_string()).collect();
-        out.line(&format!(
-            "  {}.{label} [{}]  final: {line}  (GPUs {})",
-            self.ctx.plan.function.name,
-            self.ctx.cts[ct].key,
-            gpus.join(", ")
-        ));
-        Ok(())
+        self.store_final(
+            (ct, &label),
+            (&mut rows, &[]),
+            &format!("GPUs {}", gpus.join(", ")),
+            out,
+        )
     }
 
     /// `lane`'s part of a shared finalist is lost (its process died, or the lane failed): the
