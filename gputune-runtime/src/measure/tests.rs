@@ -24,19 +24,8 @@ impl Simulated {
     fn new(cost: f64, wall_step: f64) -> (Simulated, Rc<Cell<f64>>) {
         let wall = Rc::new(Cell::new(0.0));
         let info = DeviceInfo {
-            id: 0,
-            backend: BackendKind::Cpu,
-            name: "simulated".into(),
-            sm_version: None,
-            sm_count: None,
             sm_default_clock_rate: Some(1.0e9),
-            memory_clock_rate: None,
-            memory_bus_width: None,
-            global_memory_size: None,
-            cache_size: None,
-            max_threads_per_block: None,
-            shared_memory_per_block: None,
-            ecc_enabled: None,
+            ..DeviceInfo::bare(BackendKind::Cpu, "simulated")
         };
         let sim = Simulated {
             info,

@@ -181,8 +181,9 @@ pub struct CudaBackend {
     /// Written in full before every cold sample to evict the user's data from L2; `None`
     /// when the L2 size is unknown.
     flush: Option<FlushBuffer>,
-    /// Fills shared memory with NaN before a verifying run.
-    shared_poison: SharedPoison,
+    /// Fills shared memory with NaN before a verifying run; loaded at the first one, since
+    /// a process that verifies nothing need not pay its JIT.
+    shared_poison: Option<SharedPoison>,
     /// Whether the next cold sample's flush is already on the stream (enqueued at the end of
     /// the sample before).
     flushed_ahead: bool,
@@ -306,9 +307,8 @@ impl CudaBackend {
         let mapped = MappedWords::new(&context).map_err(device_error(
             "allocating host-mapped memory for the spin kernel",
         ))?;
-        let shared_poison = SharedPoison::load(&context, info.sm_count)?;
         Ok(CudaBackend {
-            shared_poison,
+            shared_poison: None,
             timestamp_blocks: info.sm_count.unwrap_or(1).max(1),
             info,
             handles: CudaHandles { context, stream },
@@ -578,7 +578,14 @@ impl Backend for CudaBackend {
     }
 
     fn poison_shared_memory(&mut self) -> Result<()> {
-        self.shared_poison.launch(&self.handles.stream)
+        let poison = match &mut self.shared_poison {
+            Some(p) => p,
+            none => none.insert(SharedPoison::load(
+                &self.handles.context,
+                self.info.sm_count,
+            )?),
+        };
+        poison.launch(&self.handles.stream)
     }
 }
 
