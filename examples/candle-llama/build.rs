@@ -7,7 +7,7 @@
 //!   cudarc's `dynamic-linking`), which only a CUDA install or a driver provides: where none is
 //!   found, a stub of each is compiled here with the library's real `SONAME` and the symbols
 //!   `cuda-stubs.txt` lists, so that the executable records the library and the GPU machine's
-//!   real one is loaded when it runs. The stubs are never run. (tuned/ loads them at run time.)
+//!   real one is loaded when it runs. The stubs are never run. tuned/ links the same ones.
 //!
 //! nvcc is found as candle-kernels' build finds it: `NVCC`, else `CUDA_HOME`, else `CUDA_PATH`.
 use std::path::{Path, PathBuf};

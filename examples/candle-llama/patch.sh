@@ -4,9 +4,6 @@
 # copied to target/candle-patched/{candle-nn,candle-core} with patches/ applied:
 #   candle-nn.diff            the launch chooser of rmsnorm, layernorm and softmax (src/ops.rs)
 #   candle-core.diff          the matrix-vector launcher chooser (src/quantized/fast_mmvq.rs)
-#   candle-core-loading.diff  cudarc loaded at run time (as gputune-runtime loads it: cudarc
-#                             takes one of dynamic linking and loading per build), not a change
-#                             of candle's code
 # Idempotent: a copy that already matches is left as it is (its timestamps too, so cargo does
 # not rebuild it); a diff that does not apply exactly fails the script and names it.
 set -euo pipefail
@@ -58,4 +55,4 @@ apply() { # crate, then its diffs
 }
 
 apply candle-nn candle-nn.diff
-apply candle-core candle-core.diff candle-core-loading.diff
+apply candle-core candle-core.diff

@@ -84,7 +84,8 @@
 # - candle-llama: .gpu/candle/candle-llama (candle 0.11.1 as released) and
 #   .gpu/candle/candle-llama-tuned (candle-nn and candle-core with the launch hooks of
 #   examples/candle-llama/patches, answered by examples/candle-ops's lookups: the winners of its
-#   gputune.toml, else candle's own launch), a synthetic Llama-3-8B's tokens per second, for
+#   gputune.toml, else candle's own launch) and .gpu/candle/candle-llama-hooks (the same build
+#   with no winners: the hooks' cost alone), a synthetic Llama-3-8B's tokens per second, for
 #   gpu-candle-llama.sh (issue 45). Runs examples/candle-llama/patch.sh first; shares
 #   examples/candle-ops/target (candle-kernels' nvcc build) through examples/candle-llama/env.sh.
 # - llmc: .gpu/llmc-bundle, karpathy/llm.c's layernorm and softmax forward kernels
@@ -197,15 +198,32 @@ for line in sys.stdin:
         toml=examples/candle-ops/gputune.toml
         stamp=none
         if [ -f $toml ]; then stamp=$(sha256sum $toml | cut -c1-16); fi
+        # The control first: the tuned build with no winners (candle-ops' gputune.toml moved
+        # aside, so every lookup answers candle's own launch) measures what the hooks and the
+        # tuned build's loading cost alone, apart from what the winners change.
+        saved=$(mktemp)
+        if [ -f $toml ]; then mv $toml "$saved"; fi
+        GPUTUNE_TOML_STAMP=none GPUTUNE_VARIANTS= cargo build --release --quiet \
+          --manifest-path examples/candle-llama/tuned/Cargo.toml \
+          || { [ ! -s "$saved" ] || mv "$saved" $toml; exit 1; }
+        cp "$CARGO_TARGET_DIR/release/candle-llama-tuned" .gpu/candle/candle-llama-hooks
+        if [ -s "$saved" ]; then mv "$saved" $toml; else rm -f "$saved"; fi
         GPUTUNE_TOML_STAMP=$stamp GPUTUNE_VARIANTS= cargo build --release --quiet \
           --manifest-path examples/candle-llama/tuned/Cargo.toml
-        # Each binary holds all of candle's kernels (54 MB stripped): xz makes it 6.5 MB, and
-        # gpu-candle-llama.sh unpacks it there.
-        for exe in candle-llama candle-llama-tuned; do
-          cp "$CARGO_TARGET_DIR/release/$exe" .gpu/candle/$exe
+        cp "$CARGO_TARGET_DIR/release/candle-llama-tuned" .gpu/candle/candle-llama-tuned
+        cp "$CARGO_TARGET_DIR/release/candle-llama" .gpu/candle/candle-llama
+        # Each binary holds all of candle's kernels (54 MB stripped). One solid archive of the
+        # three, with a dictionary larger than a binary, stores what they share once (7.6 MB,
+        # where one xz each makes 20.6): gpu-candle-llama.sh unpacks it there. The loop
+        # (gpu-candle-loop.sh) needs only the tuned one, xz-packed alone (7.2 MB).
+        for exe in candle-llama candle-llama-tuned candle-llama-hooks; do
           strip .gpu/candle/$exe 2> /dev/null || true
-          xz -T0 -6 -f .gpu/candle/$exe
         done
+        tar -C .gpu/candle -cf - candle-llama candle-llama-tuned candle-llama-hooks \
+          | xz -T0 --lzma2=preset=9e,dict=256MiB > .gpu/candle/candle-llama-builds.tar.xz
+        xz -T0 -6 -f .gpu/candle/candle-llama-tuned
+        rm -f .gpu/candle/candle-llama .gpu/candle/candle-llama-hooks .gpu/candle/candle-llama.xz \
+          .gpu/candle/candle-llama-hooks.xz
         rm -f .gpu/candle/candle-llama-tuned.toml
         if [ -f $toml ]; then cp $toml .gpu/candle/candle-llama-tuned.toml; fi
         ls -la .gpu/candle/candle-llama*

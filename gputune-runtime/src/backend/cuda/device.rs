@@ -102,8 +102,7 @@ pub(super) fn device_info(ordinal: u32, raw: &RawAttributes) -> DeviceInfo {
 /// context's device, or of device 0 when no context is current; `None` without a usable
 /// driver. Picks applied `gputune.toml` entries in production.
 pub(crate) fn current_device() -> Option<(String, String)> {
-    // SAFETY: only tries to dlopen the candidate library names; nothing is called.
-    if !unsafe { sys::is_culib_present() } {
+    if !crate::backend::cuda::library::driver_present() {
         return None;
     }
     quietly(|| -> std::result::Result<(String, String), DriverError> {

@@ -1,7 +1,7 @@
 //! The CUDA backend: CUDA events around the user's launches, nvbench's cold-sample protocol.
 //!
-//! cudarc loads `libcuda` and `libnvrtc` at run time, so this module builds and unit-tests on
-//! machines without CUDA; [`CudaBackend::open`] is where a missing driver turns into
+//! cudarc loads `libcuda` and `libnvrtc` at run time (unless the application links them:
+//! `library`), so this module builds and unit-tests on machines without CUDA; [`CudaBackend::open`] is where a missing driver turns into
 //! [`Error::NoDevice`] instead of cudarc's panic.
 //!
 //! Every driver error becomes an [`Error`] through [`driver_error`], which classifies it
@@ -27,6 +27,7 @@ mod energy;
 mod errors;
 mod handles;
 pub mod include;
+pub(crate) mod library;
 mod limits;
 mod mapped;
 mod module;

@@ -37,8 +37,7 @@ pub(super) fn nvrtc_version() -> Result<(i32, i32)> {
     static VERSION: OnceLock<std::result::Result<(i32, i32), String>> = OnceLock::new();
     VERSION
         .get_or_init(|| {
-            // SAFETY: only tries to dlopen the candidate library names; nothing is called.
-            if !unsafe { nvrtc_sys::is_culib_present() } {
+            if !crate::backend::cuda::library::nvrtc_present() {
                 return Err(NO_NVRTC.to_string());
             }
             quietly(|| {
@@ -389,8 +388,7 @@ mod tests {
 
     #[test]
     fn compiling_without_nvrtc_is_an_error_not_a_panic() {
-        // SAFETY: only tries to dlopen.
-        if unsafe { nvrtc_sys::is_culib_present() } {
+        if crate::backend::cuda::library::nvrtc_present() {
             crate::skipped("checks the path without NVRTC, and NVRTC is installed here");
             return;
         }
@@ -409,8 +407,7 @@ mod tests {
     #[test]
     fn a_source_nvrtc_rejects_is_a_compile_error_where_it_is_installed() {
         // NVRTC needs no GPU, but it is part of the CUDA toolkit: skip where it is missing.
-        // SAFETY: only tries to dlopen.
-        if !unsafe { nvrtc_sys::is_culib_present() } {
+        if !crate::backend::cuda::library::nvrtc_present() {
             crate::skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
             return;
         }
@@ -431,8 +428,7 @@ mod tests {
 
     #[test]
     fn a_c_library_constant_is_answered_with_its_cuda_spelling_where_nvrtc_is_installed() {
-        // SAFETY: only tries to dlopen.
-        if !unsafe { nvrtc_sys::is_culib_present() } {
+        if !crate::backend::cuda::library::nvrtc_present() {
             crate::skipped("needs NVRTC (the CUDA toolkit), which could not be loaded");
             return;
         }
@@ -445,8 +441,7 @@ mod tests {
 
     #[test]
     fn no_nvrtc_means_no_version_and_a_plain_error() {
-        // SAFETY: only tries to dlopen.
-        if unsafe { nvrtc_sys::is_culib_present() } {
+        if crate::backend::cuda::library::nvrtc_present() {
             crate::skipped("checks the path without NVRTC, and NVRTC is installed here");
             return;
         }

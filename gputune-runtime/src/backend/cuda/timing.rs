@@ -632,8 +632,7 @@ fn sm_clock_rate(timestamps: [u64; 4]) -> Option<f64> {
 /// Runs `f` with the driver loaded, turning a missing library or entry point into
 /// [`Error::NoDevice`] (cudarc panics on those) instead of a panic.
 fn with_driver<T>(ordinal: u32, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    // SAFETY: only tries to dlopen the candidate library names; nothing is called.
-    if !unsafe { sys::is_culib_present() } {
+    if !crate::backend::cuda::library::driver_present() {
         return Err(Error::NoDevice(
             "the NVIDIA driver library (libcuda.so.1) could not be loaded: this machine has \
              no NVIDIA driver, or its library directory is not on the loader path \
@@ -696,8 +695,7 @@ mod tests {
 
     #[test]
     fn open_without_a_driver_is_no_device_not_a_panic() {
-        // SAFETY: only tries to dlopen.
-        if unsafe { sys::is_culib_present() } {
+        if crate::backend::cuda::library::driver_present() {
             crate::skipped("checks the path without an NVIDIA driver, and libcuda loads here");
             return;
         }
