@@ -35,7 +35,8 @@ pub struct Provenance {
 /// its timings, as the driver, NVRTC and NVML report them at the start of the pass.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CudaProvenance {
-    /// The CUDA ordinal (`--device`).
+    /// The CUDA ordinal (`--device`) as the process saw it: 0 where `cargo gputune` showed
+    /// the process its one GPU (`CUDA_VISIBLE_DEVICES`); [`Self::uuid`] says which it was.
     pub device: u32,
     /// The GPU's UUID (`GPU-…`, `cuDeviceGetUuid`): which physical card it was.
     pub uuid: Option<String>,

@@ -5,7 +5,11 @@
 # (on a development machine):
 #
 #   bash scripts/gpu/build-devices.sh            # .gpu/h46/: sgemm, histogram-sizes, large, one cargo-gputune
-#   OUT=DIR bash scripts/gpu/gpu-devices.sh [H46=.gpu/h46] [PARTS="sgemm histogram guided fault large"]
+#   OUT=DIR bash scripts/gpu/gpu-devices.sh [H46=.gpu/h46] [PARTS="sgemm histogram guided fault large"] \
+#     [DEVICES=0,1]
+#
+# DEVICES is the search over several GPUs (0,1,2,3 on a four-GPU machine); runs over N GPUs are
+# named NAME-Ngpu-I.
 #
 # The parts run in that order, the short searches the large one does not stand for first; a run
 # that would start past BUDGET seconds (380) from the script's start is skipped and says so in
@@ -18,7 +22,7 @@
 # - guided: the large space, `--strategy surrogate --max-evals 200 --seed 1`.
 # - fault: the SGEMM bundle with device 1 lost mid-search: its first bench process killed after
 #   FAULT_AFTER seconds (1.0), every later one started with device 1 hidden
-#   (CUDA_VISIBLE_DEVICES=0, so ordinal 1 cannot be opened).
+#   (CUDA_VISIBLE_DEVICES=-1 where cargo gputune gave it 1: no GPU to open).
 # Every second run of a bundle goes into another store than the first: each measures afresh
 # (its log's "Done" line says how many results it stored).
 # times.txt: "name exit=RC wall_s=S"; summary.md: medians, spreads, speed-ups and winners; each
@@ -34,6 +38,8 @@ nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,tempera
 nproc >> "$out/gpu.txt"
 
 started=$SECONDS
+devices=${DEVICES:-0,1}
+many=$(( $(tr -cd , <<< "$devices" | wc -c) + 1 ))
 # name, limit, command…: its output in $out/name.log, SIGINT past the limit, or nothing past
 # BUDGET; appends to times.txt.
 timed() {
@@ -57,13 +63,13 @@ compare() {
   local b=$1 name=$2 limit=$3 w
   shift 3
   for w in $(seq "${WARM:-1}"); do
-    timed "$name-warm$w" "$limit" "$g" run-bundle "$h/$b" --devices 0,1 \
+    timed "$name-warm$w" "$limit" "$g" run-bundle "$h/$b" --devices "$devices" \
       --db "$out/$name-warm$w.db" "$@"
   done
   for i in 1 2 3; do
     timed "$name-1gpu-$i" "$limit" "$g" run-bundle "$h/$b" --db "$out/$name-1gpu-$i.db" "$@"
-    timed "$name-2gpu-$i" "$limit" "$g" run-bundle "$h/$b" --devices 0,1 \
-      --db "$out/$name-2gpu-$i.db" "$@"
+    timed "$name-${many}gpu-$i" "$limit" "$g" run-bundle "$h/$b" --devices "$devices" \
+      --db "$out/$name-${many}gpu-$i.db" "$@"
   done
   for db in "$out/$name"-*.db; do
     "$g" report --db "$db" --format json --top 1000 > "${db%.db}.report.json" 2> /dev/null
@@ -80,13 +86,14 @@ fault() {
     mv "$bin" "$bin.real"
     cat > "$bin" << EOF
 #!/bin/sh
-case " \$* " in
-  *" --device 1 "*) ;;
+# cargo gputune shows each bench process its one GPU (CUDA_VISIBLE_DEVICES=1 for device 1).
+case "\$CUDA_VISIBLE_DEVICES" in
+  1) ;;
   *) exec "$bin.real" "\$@" ;;
 esac
 if [ -e "$bin.lost" ]; then
-  # The device is gone: ordinal 1 no longer exists.
-  CUDA_VISIBLE_DEVICES=0 exec "$bin.real" "\$@"
+  # The device is gone: the process sees no GPU.
+  CUDA_VISIBLE_DEVICES=-1 exec "$bin.real" "\$@"
 fi
 : > "$bin.lost"
 me=\$\$
@@ -95,7 +102,7 @@ exec "$bin.real" "\$@"
 EOF
     chmod +x "$bin"
   done
-  timed fault 120 "$g" run-bundle "$f" --devices 0,1 --db "$out/fault.db"
+  timed fault 120 "$g" run-bundle "$f" --devices "$devices" --db "$out/fault.db"
   "$g" report --db "$out/fault.db" --format json --top 1000 > "$out/fault.report.json" 2> /dev/null
   rm -f "$out/fault.db"
 }

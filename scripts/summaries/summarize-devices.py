@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Summarises gpu-devices.sh's folder: per search, the wall times of one GPU and of two (each
+"""Summarises gpu-devices.sh's folder: per search, the wall times of one GPU and of several (each
 run, median, spread), the speed-up of the medians, and each run's winner with its score; the
-two-GPU winner's score in the one-GPU stores, beside their own winner's (same winner, or how
+several-GPU winner's score in the one-GPU stores, beside their own winner's (same winner, or how
 far apart), and what the fault run did.
 
     python3 scripts/summaries/summarize-devices.py OUT
@@ -56,11 +56,13 @@ def stored(out, name):
 def main():
     out = Path(sys.argv[1])
     t = times(out)
-    print("| search | 1 GPU: runs (s) | median | 2 GPUs: runs (s) | median | speed-up | winners (1 GPU / 2 GPUs) | 2-GPU winner in the 1-GPU stores |")
+    # The runs over several GPUs are named NAME-Ngpu-I (gpu-devices.sh's DEVICES).
+    n = max([int(m.group(1)) for k in t for m in [re.search(r"-(\d+)gpu-", k)] if m] + [2])
+    print(f"| search | 1 GPU: runs (s) | median | {n} GPUs: runs (s) | median | speed-up | winners (1 GPU / {n} GPUs) | {n}-GPU winner in the 1-GPU stores |")
     print("|---|---|---|---|---|---|---|---|")
     for name in ["sgemm", "histogram", "large", "guided"]:
         one = [t.get(f"{name}-1gpu-{i}") for i in (1, 2, 3)]
-        two = [t.get(f"{name}-2gpu-{i}") for i in (1, 2, 3)]
+        two = [t.get(f"{name}-{n}gpu-{i}") for i in (1, 2, 3)]
         if not any(one) and not any(two):
             continue
         fmt = lambda runs: ", ".join(
@@ -69,7 +71,7 @@ def main():
         med = lambda runs: statistics.median([w for rc, w in filter(None, runs)]) if any(runs) else float("nan")
         m1, m2 = med(one), med(two)
         w1 = [variants(out / f"{name}-1gpu-{i}.report.json") for i in (1, 2, 3)]
-        w2 = [variants(out / f"{name}-2gpu-{i}.report.json") for i in (1, 2, 3)]
+        w2 = [variants(out / f"{name}-{n}gpu-{i}.report.json") for i in (1, 2, 3)]
         winners = "; ".join(str(w) for _, w in w1) + " / " + "; ".join(str(w) for _, w in w2)
         # The 2-GPU winners, scored in each 1-GPU store, against that store's own winner.
         rel = []
@@ -81,9 +83,9 @@ def main():
         print(f"| {name} | {fmt(one)} | {m1:.2f} | {fmt(two)} | {m2:.2f} | {m1 / m2:.2f}× | {winners} | {within} |")
     print()
     for name in ["sgemm", "histogram", "large", "guided"]:
-        counts = [stored(out, f"{name}-2gpu-{i}") for i in (1, 2, 3)]
+        counts = [stored(out, f"{name}-{n}gpu-{i}") for i in (1, 2, 3)]
         if any(c is not None for c in counts):
-            print(f"- {name}: results stored by the three 2-GPU runs (each into a new store): {counts}")
+            print(f"- {name}: results stored by the three {n}-GPU runs (each into a new store): {counts}")
     if (out / "fault.log").exists():
         rc, w = t.get("fault", (None, None))
         log = (out / "fault.log").read_text()

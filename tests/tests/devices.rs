@@ -254,8 +254,9 @@ fn fail_device_1(bundle: &Path, hidden: bool) {
         }
         let script = format!(
             r#"#!/bin/sh
-case " $* " in
-  *" --device 1 "*) ;;
+# cargo gputune shows each process its one GPU: device 1's see CUDA_VISIBLE_DEVICES=1.
+case "$CUDA_VISIBLE_DEVICES" in
+  1) ;;
   *) exec "{real}" "$@" ;;
 esac
 if [ -e "{lost}" ]; then

@@ -20,6 +20,7 @@ mod interleave;
 pub(crate) mod lanes;
 mod listed;
 mod measured;
+mod one_gpu;
 mod probed;
 pub mod protocol;
 pub mod remeasure;

@@ -11,6 +11,7 @@ use gputune_protocol::{AxisDoc, BenchListing, DevicesDoc, ExitCode, ListDoc, Tim
 
 use crate::host::process::{Exit, Finished, Group, Step, Watched};
 use crate::host::usage::Usage;
+use crate::measure::one_gpu;
 
 /// The protocol version this cargo-gputune speaks.
 pub use gputune_protocol::PROTOCOL_VERSION as PROTOCOL;
@@ -27,8 +28,9 @@ pub type Axis = AxisDoc;
 pub type BenchInfo = BenchListing;
 
 fn output(bin: &Path, args: &[String]) -> Result<(i32, String, String)> {
-    let out = Command::new(bin)
-        .args(args)
+    let mut cmd = Command::new(bin);
+    one_gpu::add_args(&mut cmd, args);
+    let out = cmd
         .stdin(Stdio::null())
         .output()
         .with_context(|| format!("cannot run {}", bin.display()))?;
@@ -227,8 +229,8 @@ impl Session {
         let jsonl = &jsonl.with_extension(format!("{id}.jsonl"));
         let _ = std::fs::remove_file(jsonl);
         let mut cmd = Command::new(bin);
-        cmd.args(args)
-            .arg("--jsonl")
+        one_gpu::add_args(&mut cmd, args);
+        cmd.arg("--jsonl")
             .arg(jsonl)
             .stdin(if more { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::null())
