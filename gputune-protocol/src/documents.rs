@@ -244,6 +244,11 @@ pub enum Event {
     Provenance {
         /// What the process read at the start of the pass.
         provenance: Box<Provenance>,
+        /// The device the pass measures on, as `--devices` describes it, so that the caller
+        /// needs no probe process of its own to learn it (`None` from a bench that does not
+        /// send it: the caller then probes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<Box<Device>>,
     },
     /// Under `--more-on-stdin`: a pass's variants are all done, and the process waits for
     /// the next pass's line on stdin.

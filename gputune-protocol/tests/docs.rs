@@ -223,6 +223,7 @@ fn events() -> Vec<Event> {
         Event::PassDone,
         Event::Provenance {
             provenance: Box::new(provenance()),
+            device: None,
         },
     ];
     for e in &all {

@@ -205,9 +205,16 @@ fn a_real_run_reads_back_through_the_protocol_types() {
         .collect();
     // The pass says where and how it measures, then its variant starts.
     match &events[0] {
-        Event::Provenance { provenance } => {
+        Event::Provenance { provenance, device } => {
             assert_eq!(Some(provenance.as_ref()), doc.meta.provenance.as_ref());
             assert!(provenance.rustc.is_some(), "{provenance:?}");
+            // The device it measures on, as the results document (and `--devices`) name it,
+            // so that cargo gputune needs no probe of its own.
+            assert_eq!(
+                device.as_deref(),
+                doc.devices.first(),
+                "the pass names its device"
+            );
         }
         other => panic!("the stream starts with {other:?}"),
     }

@@ -311,10 +311,10 @@ pub fn run_bundle(args: &RunBundle, store: &Store, out: &mut Output) -> Result<C
         .with_context(|| format!("cannot create {}", work_dir.display()))?;
     for b in &bundle.benches {
         let base_bin = dir.join(&b.base);
-        // The device's probe (the driver's start-up, the longest) goes on beside the first
-        // bench process: the plan waits for it only when it writes a row or reads the store
-        // by device.
-        let device = ProbedDevice::probe(base_bin.clone(), b.bench.clone(), args.device);
+        // The first bench process names its device in its first event: no probe opens the
+        // driver beside it. A store that holds this bench already is read by device before
+        // that, and a bench that does not name it leaves the probe to start then.
+        let device = ProbedDevice::deferred(base_bin.clone(), b.bench.clone(), args.device);
         let Opened {
             info,
             declared,

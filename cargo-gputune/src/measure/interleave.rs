@@ -121,7 +121,7 @@ pub fn run(
         let mut current: Option<String> = None;
         let pass = session.watch(Some(SILENCE), |event| {
             match event {
-                Event::Provenance { provenance } => {
+                Event::Provenance { provenance, .. } => {
                     crate::results::provenance::note_missing_nvml(out, &provenance);
                     got.provenance = Some(Arc::from(provenance));
                 }

@@ -1,14 +1,13 @@
-//! The device a plan records its rows for, found by a probe of the bench binary (`--devices`).
+//! The device a plan records its rows for: named by its bench process, or found by a probe of
+//! the bench binary (`--devices`).
 //!
-//! The probe is a process that starts the GPU driver (0.15–0.26 s on an H200 host, 2026-11-26):
-//! on a search's critical path it delays the first bench process by that much. A
-//! [`ProbedDevice`] lets the probe run beside that process instead: it is asked for only when a
-//! row is written, or when the store must be read by device, and waits for the probe then.
-//!
-//! On several GPUs the probes wait longer ([`ProbedDevice::deferred`]): until the lane's own
-//! bench process has opened its device. Two bench processes and two probes opening the driver
-//! at once took 0.9 s each on two H200s, where one alone takes 0.53 s; the probe then runs
-//! while that process sets up and measures base, which the first row waits for anyway.
+//! A probe is a process that starts the GPU driver (0.15–0.26 s on an H200 host, 2026-11-26;
+//! more where several processes start it at once: two bench processes and two probes took 0.9 s
+//! each on two H200s, where one alone takes 0.53 s). A bench process names its device in its
+//! first event ([`ProbedDevice::learn`]), so a [`ProbedDevice`] waits for that
+//! ([`ProbedDevice::deferred`]) and probes only where it is asked for the device first (a
+//! store that holds the bench already is read by device before any process starts) or where
+//! the bench does not name it ([`ProbedDevice::start`]).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -53,20 +52,6 @@ impl ProbedDevice {
         ProbedDevice::of(OnceLock::from(Ok((device, arch))), None)
     }
 
-    /// Starts probing device `ordinal` of `bench` in the binary `bin`, in the background.
-    pub(crate) fn probe(bin: PathBuf, bench: String, ordinal: u32) -> ProbedDevice {
-        let spawned = std::thread::Builder::new()
-            .name("gputune-device-probe".into())
-            .spawn(move || protocol::device(&bin, &bench, ordinal));
-        match spawned {
-            Ok(handle) => ProbedDevice::of(OnceLock::new(), Some(Source::Probe(handle))),
-            Err(e) => ProbedDevice::of(
-                OnceLock::from(Err(format!("cannot start the device probe: {e}"))),
-                None,
-            ),
-        }
-    }
-
     /// Probes device `ordinal` of `bench` in `bin` once [`ProbedDevice::start`] is called (a
     /// bench process of the plan has opened its device), or when it is first asked for.
     pub(crate) fn deferred(bin: PathBuf, bench: String, ordinal: u32) -> ProbedDevice {
@@ -89,6 +74,15 @@ impl ProbedDevice {
         // A thread that cannot start leaves the probe to the first who asks for the device.
         if let Ok(handle) = spawned {
             *source = Some(Source::Probe(handle));
+        }
+    }
+
+    /// The device as a bench process of the plan described it (its `provenance` event): a
+    /// deferred probe then never starts, and one running is not waited for (its thread ends on
+    /// its own). Nothing where the device is known already.
+    pub(crate) fn learn(&self, device: String, arch: String) {
+        if self.inner.found.set(Ok((device, arch))).is_ok() {
+            *self.inner.probe.lock().unwrap_or_else(|e| e.into_inner()) = None;
         }
     }
 
@@ -149,7 +143,8 @@ mod tests {
     fn a_known_device_is_itself_and_a_failed_probe_fails_every_time() {
         let known = ProbedDevice::known("NVIDIA H200|sm_90".into(), "sm_90".into());
         assert_eq!(known.get().expect("known"), ("NVIDIA H200|sm_90", "sm_90"));
-        let missing = ProbedDevice::probe("/nonexistent/bench".into(), "b".into(), 0);
+        let missing = ProbedDevice::deferred("/nonexistent/bench".into(), "b".into(), 0);
+        missing.start();
         let first = missing.get().expect_err("no such binary").to_string();
         let again = missing.get().expect_err("still none").to_string();
         assert_eq!(first, again, "the probe runs once");
@@ -183,6 +178,19 @@ mod tests {
         started.start();
         let again = started.get().expect_err("no such binary").to_string();
         assert_eq!(again, first, "started, it fails as asked for");
+        // A device its bench process described is never probed.
+        let learned = ProbedDevice::deferred("/nonexistent/bench".into(), "b".into(), 1);
+        learned.learn("NVIDIA H200|sm_90".into(), "sm_90".into());
+        learned.start();
+        assert_eq!(
+            learned.get().expect("learned"),
+            ("NVIDIA H200|sm_90", "sm_90")
+        );
+        learned.learn("other|sm_80".into(), "sm_80".into());
+        assert_eq!(
+            learned.get().expect("the first stays").0,
+            "NVIDIA H200|sm_90"
+        );
         // A known device has nothing to start.
         let known = ProbedDevice::known("NVIDIA H200|sm_90".into(), "sm_90".into());
         known.start();

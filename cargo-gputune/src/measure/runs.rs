@@ -477,10 +477,14 @@ impl Plan<'_> {
                         }
                     }
                     protocol::Event::Process { timeline: t } => timeline = Some(t),
-                    protocol::Event::Provenance { provenance } => {
-                        // The process has opened its device: a probe deferred until then
-                        // no longer opens the driver beside it.
-                        self.device.start();
+                    protocol::Event::Provenance { provenance, device } => {
+                        // The process has opened its device and (a bench of this version)
+                        // says which it is; a probe deferred until then starts only where it
+                        // does not say, and no longer opens the driver beside it.
+                        match device {
+                            Some(d) => self.device.learn(d.identity(), d.arch()),
+                            None => self.device.start(),
+                        }
                         crate::results::provenance::note_missing_nvml(out, &provenance);
                         *pass_provenance.borrow_mut() = Some(std::sync::Arc::from(provenance));
                     }

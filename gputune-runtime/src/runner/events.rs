@@ -55,13 +55,18 @@ impl EventStream {
         lines.emit(&Event::PassDone)
     }
 
-    /// A pass starts: where and how it measures.
-    pub(super) fn provenance(&mut self, provenance: &gputune_protocol::Provenance) -> Result<()> {
+    /// A pass starts: where and how it measures, and on which device.
+    pub(super) fn provenance(
+        &mut self,
+        provenance: &gputune_protocol::Provenance,
+        device: Option<gputune_protocol::Device>,
+    ) -> Result<()> {
         let Some(lines) = &mut self.0 else {
             return Ok(());
         };
         lines.emit(&Event::Provenance {
             provenance: Box::new(provenance.clone()),
+            device: device.map(Box::new),
         })
     }
 

@@ -83,7 +83,13 @@ impl Runner {
     /// Returns it, for the results document.
     pub(super) fn pass_starts(&mut self) -> Result<gputune_protocol::Provenance> {
         let provenance = self.backends.provenance();
-        self.events.provenance(&provenance)?;
+        // The first open device, as `--devices` would list it first for these benches.
+        let device = self
+            .backends
+            .devices()
+            .first()
+            .map(crate::output::device_record);
+        self.events.provenance(&provenance, device)?;
         Ok(provenance)
     }
 
