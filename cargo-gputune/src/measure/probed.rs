@@ -15,10 +15,35 @@ use std::thread::JoinHandle;
 
 use anyhow::{anyhow, Result};
 
+use crate::host::usage::Usage;
 use crate::measure::protocol;
 
 /// A device identity and architecture (`sm_90`, `cpu`), as [`protocol::device`] returns them.
-type Found = std::result::Result<(String, String), String>;
+type Found = std::result::Result<(String, String), Failed>;
+
+/// Why a probe found no device, kept for every caller: its message, and whether it is the
+/// user's to fix (no driver, no such GPU: the bench's exit 3, a [`Usage`] error).
+#[derive(Debug, Clone)]
+struct Failed {
+    message: String,
+    usage: bool,
+}
+
+impl Failed {
+    fn of(e: &anyhow::Error) -> Failed {
+        Failed {
+            message: format!("{e:#}"),
+            usage: e.chain().any(|c| c.is::<Usage>()),
+        }
+    }
+
+    fn other(message: &str) -> Failed {
+        Failed {
+            message: message.to_string(),
+            usage: false,
+        }
+    }
+}
 
 /// The probe's thread.
 type Probe = JoinHandle<Result<(String, String)>>;
@@ -48,6 +73,7 @@ enum Source {
 
 impl ProbedDevice {
     /// A device already known.
+    #[cfg(test)]
     pub(crate) fn known(device: String, arch: String) -> ProbedDevice {
         ProbedDevice::of(OnceLock::from(Ok((device, arch))), None)
     }
@@ -109,28 +135,36 @@ impl ProbedDevice {
             match source {
                 Some(Source::Probe(handle)) => match handle.join() {
                     Ok(Ok(found)) => Ok(found),
-                    Ok(Err(e)) => Err(format!("{e:#}")),
-                    Err(_) => Err("the device probe panicked".into()),
+                    Ok(Err(e)) => Err(Failed::of(&e)),
+                    Err(_) => Err(Failed::other("the device probe panicked")),
                 },
                 Some(Source::Deferred(bin, bench, ordinal)) => {
-                    protocol::device(&bin, &bench, ordinal).map_err(|e| format!("{e:#}"))
+                    protocol::device(&bin, &bench, ordinal).map_err(|e| Failed::of(&e))
                 }
                 Some(Source::FirstOf(devices)) => {
                     let mut errors = Vec::new();
                     for d in &devices {
                         match d.get() {
                             Ok((device, arch)) => return Ok((device.into(), arch.into())),
-                            Err(e) => errors.push(format!("{e:#}")),
+                            Err(e) => errors.push(Failed::of(&e)),
                         }
                     }
-                    Err(errors.join("; "))
+                    Err(Failed {
+                        message: errors
+                            .iter()
+                            .map(|f| f.message.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                        usage: errors.iter().any(|f| f.usage),
+                    })
                 }
-                None => Err("the device probe was lost".into()),
+                None => Err(Failed::other("the device probe was lost")),
             }
         });
         match found {
             Ok((device, arch)) => Ok((device.as_str(), arch.as_str())),
-            Err(e) => Err(anyhow!("{e}")),
+            Err(f) if f.usage => Err(anyhow::Error::new(Usage(f.message.clone()))),
+            Err(f) => Err(anyhow!("{}", f.message)),
         }
     }
 }
@@ -164,6 +198,34 @@ mod tests {
         );
         let none = ProbedDevice::first_of(vec![missing]);
         assert!(none.get().is_err());
+    }
+
+    #[test]
+    fn a_probe_that_finds_no_device_stays_the_users_error_for_every_caller() {
+        // A bench that cannot open a device exits 3: the user's to fix, exit 2, however many
+        // ask (the search writing a row, the lanes, the store read by device).
+        let dir = std::env::temp_dir().join(format!("gputune-probed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let bench = dir.join("bench");
+        std::fs::write(
+            &bench,
+            "#!/bin/sh\necho 'error: no usable device: no driver here' >&2\nexit 3\n",
+        )
+        .expect("script");
+        let mut perms = std::fs::metadata(&bench).expect("meta").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&bench, perms).expect("chmod");
+        let probed = ProbedDevice::deferred(bench, "b".into(), 0);
+        let first_of = ProbedDevice::first_of(vec![probed.clone()]);
+        for e in [
+            probed.get().expect_err("no device"),
+            probed.get().expect_err("still none"),
+            first_of.get().expect_err("none of them"),
+        ] {
+            assert!(e.chain().any(|c| c.is::<Usage>()), "{e:#}");
+            assert!(e.to_string().contains("no driver here"), "{e:#}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -367,7 +367,9 @@ pub fn search(
                 function.space_size,
                 &function.attribute,
             )?;
-            let (device, arch) = protocol::device(&base_bin, &info.name, bench_args.device)?;
+            // The first bench process names its device: no probe process on the critical path.
+            let device =
+                ProbedDevice::deferred(base_bin.clone(), info.name.clone(), bench_args.device);
             let work_dir = ws.work_dir(store.path());
             std::fs::create_dir_all(&work_dir)?;
             let plan = Plan {
@@ -376,7 +378,7 @@ pub fn search(
                 function,
                 declared: &declared_info.axes,
                 revision: revision.clone(),
-                device: ProbedDevice::known(device, arch),
+                device,
                 user_axes: user_axes.clone(),
                 bench_args: bench_args.clone(),
                 work_dir,
