@@ -5,9 +5,10 @@
 # and Q4_K), the two binaries alternately (released, tuned, released, tuned, …: ROUNDS
 # processes each, RUNS runs a process after a warm-up; with .gpu/candle/candle-llama-hooks, the
 # tuned build without winners, a third in each round: the hooks' cost alone). One model is in
-# GPU memory at a time (each process loads its own and frees it when it exits). Writes $OUT/llama/: one JSON and
-# one log per process, summary.txt (median and range over every run of a binary), gpu.txt,
-# libs.txt (the libraries the binaries load) and gputune.toml (the winners the tuned one holds).
+# GPU memory at a time (each process loads its own and frees it when it exits). Writes
+# $OUT/llama/: one JSON and one log per process, summary.txt (median and range over every run of
+# a binary, the ratios, the CUDA libraries each build mapped), gpu.txt, libs.txt (the libraries
+# the binaries load) and gputune.toml (the winners the tuned one holds).
 #   OUT=DIR [RUNS=5] [ROUNDS=2] [DECODE=64] [MODELS="bf16 f16 q4k q8_0 bert"] [LAYERS=32] [CAPTURE=1] \
 #     bash .gpu/gpu-candle-llama.sh
 # Built by `bash scripts/gpu/build-gpu.sh candle-llama`.
