@@ -73,6 +73,11 @@ pub struct Settings {
     /// `surrogate`, the hedge: the model rounds a niche is kept without its best rising
     /// before another is drawn (patience: a niche that climbs is followed).
     pub niche_rounds: usize,
+    /// `surrogate`: how strongly the random picks (the start and the hedge's) favour each
+    /// parameter's first and last value: that share of a parameter's draws falls on its two
+    /// ends, the rest uniformly (0: uniform). Optima sit at a range's end more often than
+    /// chance says (convolution's one-row blocks of four-row tiles, GEMM's widest vectors).
+    pub edges: f64,
     /// `genetic`: individuals that breed.
     pub population: usize,
     /// `annealing`: the starting temperature, relative to the current score.
@@ -100,6 +105,7 @@ impl Default for Settings {
             basin: 3,
             niche: 0.0,
             niche_rounds: 5,
+            edges: 0.8,
             population: 16,
             t0: 0.2,
             alpha: 0.95,
@@ -108,7 +114,7 @@ impl Default for Settings {
 }
 
 /// The settings' names, in the order [`Settings::text`] writes them.
-const KEYS: [&str; 19] = [
+const KEYS: [&str; 20] = [
     "initial",
     "local_share",
     "region_share",
@@ -125,6 +131,7 @@ const KEYS: [&str; 19] = [
     "basin",
     "niche",
     "niche_rounds",
+    "edges",
     "population",
     "t0",
     "alpha",
@@ -187,6 +194,7 @@ impl Settings {
             "basin" => self.basin = count(0)?,
             "niche" => self.niche = share()?,
             "niche_rounds" => self.niche_rounds = count(1)?,
+            "edges" => self.edges = share()?,
             "population" => self.population = count(2)?,
             "t0" => self.t0 = positive()?,
             "alpha" => self.alpha = share()?,
@@ -214,6 +222,7 @@ impl Settings {
             self.basin.to_string(),
             self.niche.to_string(),
             self.niche_rounds.to_string(),
+            self.edges.to_string(),
             self.population.to_string(),
             self.t0.to_string(),
             self.alpha.to_string(),

@@ -106,6 +106,27 @@ pub struct Indexed {
 }
 
 impl Indexed {
+    /// Point `i`'s chance under draws whose every parameter puts `edges` of its mass on its
+    /// first and last value and the rest uniformly, relative to a uniform draw (1 for a
+    /// label that does not parse, and for parameters of one or two values, all ends).
+    pub fn edge_weight(&self, i: usize, edges: f64) -> f64 {
+        let Some(c) = &self.coords[i] else {
+            return 1.0;
+        };
+        c.iter()
+            .zip(&self.sizes)
+            .filter(|(_, &n)| n > 2)
+            .map(|(&v, &n)| {
+                let end = if v == 0 || v + 1 == n {
+                    edges / 2.0
+                } else {
+                    0.0
+                };
+                n as f64 * ((1.0 - edges) / n as f64 + end)
+            })
+            .product()
+    }
+
     /// Indexes `space` over `params`.
     pub fn new(params: &Params, space: &[String]) -> Indexed {
         let coords: Vec<Option<Vec<usize>>> = space.iter().map(|l| params.parse(l)).collect();
@@ -360,6 +381,29 @@ impl<'a> Batch<'a> {
         }
     }
 
+    /// Fills the rest with unevaluated points drawn with `weight` (each point's relative
+    /// chance, positive), without replacement: each point races an exponential clock of rate
+    /// `weight` and the first to ring are taken (Efraimidis and Spirakis), so that the draw is
+    /// one pass and the same seed draws the same points.
+    pub fn fill_weighted(&mut self, rng: &mut ChaCha8Rng, weight: impl Fn(usize) -> f64) {
+        if self.full() {
+            return;
+        }
+        let mut keyed: Vec<(f64, usize)> = (0..self.evaluated.len())
+            .filter(|&i| self.evaluated[i].is_none() && !self.taken[i])
+            .map(|i| {
+                let u: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
+                (-u.ln() / weight(i).max(f64::MIN_POSITIVE), i)
+            })
+            .collect();
+        keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for (_, i) in keyed {
+            if !self.push(i) {
+                break;
+            }
+        }
+    }
+
     /// The labels of the batch.
     pub fn labels(&self, ix: &Indexed) -> Vec<String> {
         self.points.iter().map(|&i| ix.labels[i].clone()).collect()
@@ -392,6 +436,40 @@ mod tests {
         assert_eq!(params().parse("a_3.b_c_x"), None);
         assert_eq!(params().parse("a_1"), None);
         assert_eq!(params().parse("base"), None);
+    }
+
+    #[test]
+    fn edge_weights_favour_a_ranges_ends_and_leave_two_valued_parameters_alone() {
+        let space: Vec<String> = ["a_1.b_c_x", "a_2.b_c_x", "a_4.b_c_x.y", "base"]
+            .map(String::from)
+            .to_vec();
+        let ix = Indexed::new(&params(), &space);
+        // a has three values: its ends get 3·(0.2/3 + 0.4), its middle 3·0.2/3; b has two.
+        assert!((ix.edge_weight(0, 0.8) - 1.4).abs() < 1e-12);
+        assert!((ix.edge_weight(1, 0.8) - 0.2).abs() < 1e-12);
+        assert!((ix.edge_weight(2, 0.8) - 1.4).abs() < 1e-12);
+        assert_eq!(ix.edge_weight(3, 0.8), 1.0);
+        for i in 0..3 {
+            assert!((ix.edge_weight(i, 0.0) - 1.0).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn a_weighted_fill_takes_heavy_points_first_skips_evaluated_ones_and_repeats_by_seed() {
+        let evaluated: Vec<Option<Option<f64>>> = vec![None, Some(Some(1.0)), None, None, None];
+        let weight = |i: usize| if i == 3 { 1e12 } else { 1.0 };
+        let draw = |seed: u64, count: usize| {
+            let mut rng: ChaCha8Rng = rand::SeedableRng::seed_from_u64(seed);
+            let mut batch = Batch::new(&evaluated, count);
+            batch.fill_weighted(&mut rng, weight);
+            batch.points
+        };
+        assert_eq!(draw(7, 1), vec![3]);
+        let all = draw(7, 10);
+        assert_eq!(all.len(), 4);
+        assert!(!all.contains(&1));
+        assert_eq!(all[0], 3);
+        assert_eq!(draw(9, 10), draw(9, 10));
     }
 
     #[test]

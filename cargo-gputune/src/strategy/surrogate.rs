@@ -11,6 +11,8 @@
 //! beaten chance on this space, and walks on from another basin once the run has stalled; with
 //! `niche`, a stalled run also searches niches, the points with a value of one parameter that the
 //! best point lacks, each against its own best (off by default: the folds did not choose it).
+//! The random picks (the start's and the hedge's) lean towards each parameter's first and last
+//! value (`edges`), where the optima of the community's spaces sit more often than chance says.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -470,7 +472,11 @@ impl Strategy for Surrogate {
                 }
             }
         }
-        batch.fill_random(rng);
+        if settings.edges > 0.0 {
+            batch.fill_weighted(rng, |i| ix.edge_weight(i, settings.edges));
+        } else {
+            batch.fill_random(rng);
+        }
         self.guided.extend(&batch.points[..picked]);
         self.chance.extend(&batch.points[picked..]);
         batch.labels(ix)
