@@ -5,7 +5,7 @@
 # (on a development machine):
 #
 #   bash scripts/gpu/build-devices.sh            # .gpu/h46/: sgemm, histogram-sizes, large, one cargo-gputune
-#   OUT=DIR bash scripts/gpu/gpu-devices.sh [H46=.gpu/h46] [PARTS="sgemm histogram guided fault large"] \
+#   OUT=DIR bash scripts/gpu/gpu-devices.sh [H46=.gpu/h46] [PARTS="sgemm histogram guided fault large"; also cache] \
 #     [DEVICES=0,1]
 #
 # DEVICES is the search over several GPUs (0,1,2,3 on a four-GPU machine); runs over N GPUs are
@@ -20,6 +20,10 @@
 #   deciding (the default search).
 # - large: the 16,020-point SGEMM space, exhaustive, deciding.
 # - guided: the large space, `--strategy surrogate --max-evals 200 --seed 1`.
+# - cache: one exhaustive run of the large space over DEVICES, not timed against anything: it
+#   compiles every kernel of the space into the kernel cache, so that a guided part after it
+#   compiles nothing, whatever its proposals (its warm-up alone leaves the kernels that later
+#   runs' proposals ask for and the warm-up's did not).
 # - fault: the SGEMM bundle with device 1 lost mid-search: its first bench process killed after
 #   FAULT_AFTER seconds (1.0), every later one started with device 1 hidden
 #   (CUDA_VISIBLE_DEVICES=-1 where cargo gputune gave it 1: no GPU to open).
@@ -113,6 +117,10 @@ for part in ${PARTS:-sgemm histogram guided fault large}; do
     histogram) compare histogram-sizes-bundle histogram 120 ;;
     fault) fault ;;
     large) compare large-bundle large 120 ;;
+    cache)
+      timed large-cache 300 "$g" run-bundle "$h/large-bundle" --devices "$devices" \
+        --db "$out/large-cache.db"
+      rm -f "$out/large-cache.db" ;;
     # Warmed once: a strategy's proposals follow the scores, so a run may still ask for a few
     # kernels the ones before did not compile (its log's compile waits say how long).
     guided) compare large-bundle guided 120 --strategy surrogate --max-evals 200 --seed 1 ;;
