@@ -63,14 +63,12 @@ def main():
             med = {k: statistics.median(a[k] for a in one) for k in FIELDS}
             open2 = statistics.median(a["open"] / a["procs"] for a in two)
             outside = w1 - med["total"]
-            fixed = med["open"] + med["setup"] + med["ref"]
-            rest = med["total"] - fixed
-            for label, opened in (("", open2), ("alone", med["open"])):
-                bound = outside + opened + med["setup"] + med["ref"] + rest / 2
-                if label:
-                    cheap = bound
-                else:
-                    shared = bound
+            rest = med["total"] - med["open"] - med["setup"] - med["ref"]
+
+            def best(opened):
+                return outside + opened + med["setup"] + med["ref"] + rest / 2
+
+            shared, cheap = best(open2), best(med["open"])
             print(f"| {name} ({os.path.basename(folder.rstrip('/'))}) | {w1:.2f} s | {shared:.2f} s "
                   f"(open {open2:.2f} s) | {w1 / shared:.2f}× | {w1 / cheap:.2f}× "
                   f"(open {med['open']:.2f} s) |")

@@ -472,6 +472,8 @@ impl Strategy for Surrogate {
                 }
             }
         }
+        // Uniform picks keep the uniform draw, so that replays of `edges=0` settings draw
+        // what they drew before the lean existed.
         if settings.edges > 0.0 {
             batch.fill_weighted(rng, |i| ix.edge_weight(i, settings.edges));
         } else {

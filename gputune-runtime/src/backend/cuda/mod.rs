@@ -1,8 +1,9 @@
 //! The CUDA backend: CUDA events around the user's launches, nvbench's cold-sample protocol.
 //!
 //! cudarc loads `libcuda` and `libnvrtc` at run time (unless the application links them:
-//! `library`), so this module builds and unit-tests on machines without CUDA; [`CudaBackend::open`] is where a missing driver turns into
-//! [`Error::NoDevice`] instead of cudarc's panic.
+//! `library`), so this module builds and unit-tests on machines without CUDA;
+//! [`CudaBackend::open`] is where a missing driver turns into [`Error::NoDevice`] instead of
+//! cudarc's panic.
 //!
 //! Every driver error becomes an [`Error`] through [`driver_error`], which classifies it
 //! ([`driver_error_kind`]): a sticky error (an illegal address, a trap, a failed launch)
