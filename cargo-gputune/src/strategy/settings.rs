@@ -78,11 +78,6 @@ pub struct Settings {
     /// ends, the rest uniformly (0: uniform). Optima sit at a range's end more often than
     /// chance says (convolution's one-row blocks of four-row tiles, GEMM's widest vectors).
     pub edges: f64,
-    /// `surrogate`: the walk's moves include rebalances, two numeric parameters changed
-    /// together so that their product stays (a block of 128 threads as 128 × 1 or 64 × 2, a
-    /// tile of 16 as 2 × 8 or 4 × 4) whatever values lie between (off: one parameter at a time,
-    /// and two adjacent values once those are used up).
-    pub rebalance: bool,
     /// `genetic`: individuals that breed.
     pub population: usize,
     /// `annealing`: the starting temperature, relative to the current score.
@@ -111,7 +106,6 @@ impl Default for Settings {
             niche: 0.0,
             niche_rounds: 5,
             edges: 0.8,
-            rebalance: false,
             population: 16,
             t0: 0.2,
             alpha: 0.95,
@@ -120,7 +114,7 @@ impl Default for Settings {
 }
 
 /// The settings' names, in the order [`Settings::text`] writes them.
-const KEYS: [&str; 21] = [
+const KEYS: [&str; 20] = [
     "initial",
     "local_share",
     "region_share",
@@ -138,7 +132,6 @@ const KEYS: [&str; 21] = [
     "niche",
     "niche_rounds",
     "edges",
-    "rebalance",
     "population",
     "t0",
     "alpha",
@@ -177,13 +170,6 @@ impl Settings {
                 .filter(|v| *v >= least)
                 .ok_or_else(|| bad("a whole number, at least 1 where 0 means nothing"))
         };
-        let flag = || -> Result<bool, SettingsError> {
-            match value {
-                "0" => Ok(false),
-                "1" => Ok(true),
-                _ => Err(bad("0 (off) or 1 (on)")),
-            }
-        };
         let positive = || -> Result<f64, SettingsError> {
             value
                 .parse::<f64>()
@@ -209,7 +195,6 @@ impl Settings {
             "niche" => self.niche = share()?,
             "niche_rounds" => self.niche_rounds = count(1)?,
             "edges" => self.edges = share()?,
-            "rebalance" => self.rebalance = flag()?,
             "population" => self.population = count(2)?,
             "t0" => self.t0 = positive()?,
             "alpha" => self.alpha = share()?,
@@ -238,7 +223,6 @@ impl Settings {
             self.niche.to_string(),
             self.niche_rounds.to_string(),
             self.edges.to_string(),
-            u8::from(self.rebalance).to_string(),
             self.population.to_string(),
             self.t0.to_string(),
             self.alpha.to_string(),
@@ -274,11 +258,6 @@ mod tests {
         ));
         assert!(matches!(
             Settings::parse("local_share=1.5"),
-            Err(SettingsError::Value { .. })
-        ));
-        assert!(Settings::parse("rebalance=1").expect("valid").rebalance);
-        assert!(matches!(
-            Settings::parse("rebalance=2"),
             Err(SettingsError::Value { .. })
         ));
         assert!(matches!(

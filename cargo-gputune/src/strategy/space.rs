@@ -103,8 +103,6 @@ pub struct Indexed {
     pub sizes: Vec<usize>,
     by_coords: HashMap<Vec<usize>, usize>,
     by_label: HashMap<String, usize>,
-    /// Each parameter's values as positive numbers, where they are (for rebalances).
-    numbers: Vec<Vec<Option<f64>>>,
 }
 
 impl Indexed {
@@ -148,56 +146,7 @@ impl Indexed {
             sizes: params.0.iter().map(|(_, v)| v.len()).collect(),
             by_coords,
             by_label,
-            numbers: params
-                .0
-                .iter()
-                .map(|(_, v)| {
-                    v.iter()
-                        .map(|x| x.parse::<f64>().ok().filter(|n| *n > 0.0))
-                        .collect()
-                })
-                .collect(),
         }
-    }
-
-    /// The points that differ from point `i` in two numeric parameters whose product is the
-    /// same (a block of 128 threads as 128 × 1 or 64 × 2), however many values lie between:
-    /// a block's or a tile's shape changed at the same size, which one-parameter moves reach
-    /// only through a point of another size, often a worse one.
-    pub fn rebalanced(&self, i: usize) -> Vec<usize> {
-        let Some(c) = &self.coords[i] else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        let mut q = c.clone();
-        for p in 0..c.len() {
-            for r in p + 1..c.len() {
-                let (Some(a), Some(b)) = (self.numbers[p][c[p]], self.numbers[r][c[r]]) else {
-                    continue;
-                };
-                let product = a * b;
-                for (vp, np) in self.numbers[p].iter().enumerate() {
-                    let Some(np) = np else { continue };
-                    if vp == c[p] {
-                        continue;
-                    }
-                    for (vr, nr) in self.numbers[r].iter().enumerate() {
-                        let Some(nr) = nr else { continue };
-                        if vr == c[r] || ((np * nr) / product - 1.0).abs() > 1e-9 {
-                            continue;
-                        }
-                        q[p] = vp;
-                        q[r] = vr;
-                        if let Some(j) = self.at(&q) {
-                            out.push(j);
-                        }
-                        q[p] = c[p];
-                        q[r] = c[r];
-                    }
-                }
-            }
-        }
-        out
     }
 
     /// The point at `coords`, if it is in the space.
@@ -549,48 +498,6 @@ mod tests {
         assert_eq!(ix.within(0, 1, all()), HashSet::from([0, 1, 2]));
         assert_eq!(ix.within(0, 2, all()).len(), 4);
         assert_eq!(ix.within(0, 2, [3].into_iter()), HashSet::from([3]));
-    }
-
-    #[test]
-    fn rebalances_keep_two_numeric_parameters_product_and_skip_the_rest() {
-        let params = Params(vec![
-            (
-                "x".into(),
-                vec!["1".into(), "2".into(), "4".into(), "8".into()],
-            ),
-            ("y".into(), vec!["1".into(), "2".into(), "4".into()]),
-            ("m".into(), vec!["0".into(), "1".into()]),
-            ("k".into(), vec!["a".into(), "b".into()]),
-        ]);
-        let mut space = Vec::new();
-        for x in ["1", "2", "4", "8"] {
-            for y in ["1", "2", "4"] {
-                for m in ["0", "1"] {
-                    if (x, y) != ("2", "2") {
-                        space.push(format!("x_{x}.y_{y}.m_{m}.k_a"));
-                    }
-                }
-            }
-        }
-        let ix = Indexed::new(&params, &space);
-        let from = ix.index("x_8.y_1.m_1.k_a").expect("in the space");
-        let mut moved: Vec<&str> = ix
-            .rebalanced(from)
-            .into_iter()
-            .map(|j| ix.labels[j].as_str())
-            .collect();
-        moved.sort();
-        // 8 = 4 × 2 = 2 × 4 (x and y; m's 0 is no factor, k is no number), and x · m = 8 · 1
-        // has no other pair of positive values with m in the space.
-        assert_eq!(moved, ["x_2.y_4.m_1.k_a", "x_4.y_2.m_1.k_a"]);
-        // 4 = 2 × 2 is not in the space.
-        let from = ix.index("x_4.y_1.m_0.k_a").expect("in the space");
-        let moved: Vec<&str> = ix
-            .rebalanced(from)
-            .into_iter()
-            .map(|j| ix.labels[j].as_str())
-            .collect();
-        assert_eq!(moved, ["x_1.y_4.m_0.k_a"]);
     }
 
     #[test]

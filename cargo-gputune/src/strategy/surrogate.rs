@@ -106,15 +106,14 @@ fn expected_improvement(mean: f64, sd: f64, best: f64, normal: &Normal) -> f64 {
     (mean - best) * normal.cdf(z) + sd * normal.pdf(z)
 }
 
-/// The candidates of a local round: the unevaluated one-parameter neighbours (and, with
-/// `rebalance`, the rebalances: [`Indexed::rebalanced`]) of the best of `incumbents` (sorted
-/// best first) whose neighbourhood is not used up, except that the best point's two-parameter
-/// moves ([`Indexed::two_adjacent`]) come before the next best's one-parameter neighbours.
+/// The candidates of a local round: the unevaluated one-parameter neighbours of the best of
+/// `incumbents` (sorted best first) whose neighbourhood is not used up, except that the best
+/// point's two-parameter moves ([`Indexed::two_adjacent`]) come before the next best's
+/// one-parameter neighbours.
 fn walk_neighbourhood(
     ix: &Indexed,
     evaluated: &[Option<Option<f64>>],
     incumbents: &[(usize, f64)],
-    rebalance: bool,
 ) -> HashSet<usize> {
     let unevaluated = |n: Vec<usize>| -> HashSet<usize> {
         n.into_iter().filter(|&j| evaluated[j].is_none()).collect()
@@ -123,11 +122,7 @@ fn walk_neighbourhood(
         .iter()
         .enumerate()
         .map(|(rank, &(i, _))| {
-            let mut moves = ix.hamming_neighbours(i);
-            if rebalance {
-                moves.extend(ix.rebalanced(i));
-            }
-            let one = unevaluated(moves);
+            let one = unevaluated(ix.hamming_neighbours(i));
             if one.is_empty() && rank == 0 {
                 unevaluated(ix.two_adjacent(i))
             } else {
@@ -388,11 +383,11 @@ impl Strategy for Surrogate {
                         .filter(|p| !near.contains(&p.0))
                         .copied()
                         .collect();
-                    local = walk_neighbourhood(ix, &evaluated, &others, settings.rebalance);
+                    local = walk_neighbourhood(ix, &evaluated, &others);
                 }
             }
             if local.is_empty() {
-                local = walk_neighbourhood(ix, &evaluated, &incumbents, settings.rebalance);
+                local = walk_neighbourhood(ix, &evaluated, &incumbents);
                 local.retain(|&i| in_niche(i));
             }
             let go_local = !local.is_empty() && tree_rng.random_bool(settings.local_share);
@@ -525,7 +520,7 @@ mod tests {
         evaluated[second] = Some(Some(1.0));
         let incumbents = [(best, 2.0), (second, 1.0)];
         // The best's one-parameter neighbours first.
-        let mut first: Vec<usize> = walk_neighbourhood(&ix, &evaluated, &incumbents, false)
+        let mut first: Vec<usize> = walk_neighbourhood(&ix, &evaluated, &incumbents)
             .into_iter()
             .collect();
         first.sort();
@@ -537,7 +532,7 @@ mod tests {
         for &j in &one {
             evaluated[j] = Some(Some(0.5));
         }
-        let two = walk_neighbourhood(&ix, &evaluated, &incumbents, false);
+        let two = walk_neighbourhood(&ix, &evaluated, &incumbents);
         assert_eq!(two.len(), 3, "3 pairs of parameters, each one value up");
         for &j in &two {
             let c = ix.coords[j].as_ref().expect("parsed");
@@ -548,7 +543,7 @@ mod tests {
         for &j in &two {
             evaluated[j] = Some(None);
         }
-        let next = walk_neighbourhood(&ix, &evaluated, &incumbents, false);
+        let next = walk_neighbourhood(&ix, &evaluated, &incumbents);
         assert!(!next.is_empty());
         assert!(next
             .iter()
