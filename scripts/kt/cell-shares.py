@@ -58,18 +58,18 @@ def main():
     gputune = sf.find_gputune(a.gputune)
     dbs = os.path.join(a.out, "dbs")
     sf.import_spaces(gputune, a.data, spaces, dbs)
-    os.makedirs(a.out, exist_ok=True)
     runs = sf.Runs(gputune, dbs, os.path.join(a.out, "runs.jsonl"), budgets, a.jobs)
     kt = sf.kt_best(sf.KT_DEFAULT, set(spaces), kt_budgets)
     n = a.seeds
     runs.ensure([(s, "random", "", a.first, n) for s in spaces]
                 + [(s, "surrogate", c, a.first, n) for s in spaces for c in a.settings])
     rand = {s: runs.get(s, "random", "", a.first, n) for s in spaces}
+    bars = {s: sf.bars(s, rand, kt, budgets, kt_budgets) for s in spaces}
     ranked = budgets if a.cells == "all" else kt_budgets
     for c in a.settings:
         shares, cells = [], []
         for s in spaces:
-            bar = sf.bars(s, rand, kt, budgets, kt_budgets)
+            bar = bars[s]
             got = runs.get(s, "surrogate", c, a.first, n)
             for b in budgets:
                 share = sum(x >= bar[b] for x in got[b]) / n
